@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks for building and testing factlens, and is quick
+# (a few checks, no network) when everything is already there.
+#   - Debian packages through apt-get (only those missing);
+#   - npm packages (npm ci, only when package-lock.json changed);
+#   - pinned third-party sources, each checked by SHA-256 (scripts/deps.lock).
+# Usage: scripts/bootstrap.sh            # everything the build and tests need
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DEPS=$ROOT/.deps
+log() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+# --- Debian packages -------------------------------------------------------------
+PACKAGES=(cmake ninja-build g++ emscripten nlohmann-json3-dev catch2 dpkg-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- npm packages ------------------------------------------------------------------
+stamp=node_modules/.factlens-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+fi
+
+# --- pinned third-party sources ----------------------------------------------------
+mkdir -p "$DEPS/downloads" "$DEPS/src"
+
+verify() {  # verify FILE SHA256
+  local got; got=$(sha256sum "$1" | cut -d' ' -f1)
+  if [ "$got" != "$2" ]; then
+    log "SHA-256 mismatch for $1: expected $2, got $got"; rm -f "$1"; return 1
+  fi
+}
+
+# Debian source packages: apt-get source with a deb-src entry given for this call only,
+# so the machine's apt configuration is left untouched.
+debian_source() {  # debian_source PACKAGE ORIG_TARBALL SHA256
+  local pkg=$1 file=$2 sha=$3 dl=$DEPS/downloads
+  [ -f "$dl/$file" ] && verify "$dl/$file" "$sha" && return 0
+  local apt=$DEPS/apt
+  mkdir -p "$apt/lists/partial"
+  local mirror
+  mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+  cat >"$apt/deb-src.sources" <<SRC
+Types: deb-src
+URIs: $mirror
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  local opts=(-o "Dir::Etc::SourceList=$apt/deb-src.sources" -o Dir::Etc::SourceParts=/dev/null
+              -o "Dir::State::Lists=$apt/lists" -o APT::Sandbox::User=root)
+  log "fetching Debian source package $pkg"
+  apt-get "${opts[@]}" update -qq
+  (cd "$dl" && apt-get "${opts[@]}" source --download-only -qq "$pkg" >/dev/null)
+  verify "$dl/$file" "$sha"
+}
+
+npm_tarball() {  # npm_tarball SPEC FILE SHA256
+  local spec=$1 file=$2 sha=$3 dl=$DEPS/downloads
+  [ -f "$dl/$file" ] && verify "$dl/$file" "$sha" && return 0
+  log "fetching npm tarball $spec"
+  (cd "$dl" && npm pack "$spec" --silent >/dev/null)
+  verify "$dl/$file" "$sha"
+}
+
+extract() {  # extract TARBALL DEST [STRIP-PATH]: unpack once into .deps/src/DEST
+  local tarball=$1 dest=$DEPS/src/$2
+  [ -f "$dest/.complete" ] && return 0
+  rm -rf "$dest.tmp" "$dest"; mkdir -p "$dest.tmp"
+  tar -xzf "$DEPS/downloads/$tarball" -C "$dest.tmp" --strip-components=1
+  touch "$dest.tmp/.complete"; mv "$dest.tmp" "$dest"
+}
+
+# shellcheck source=deps.lock
+source scripts/deps.lock
+npm_tarball "re2@$RE2_NPM_VERSION" "re2-$RE2_NPM_VERSION.tgz" "$RE2_NPM_SHA256"
+extract "re2-$RE2_NPM_VERSION.tgz" "re2-npm-$RE2_NPM_VERSION"
+debian_source utf8proc "utf8proc_$UTF8PROC_VERSION.orig.tar.gz" "$UTF8PROC_SHA256"
+extract "utf8proc_$UTF8PROC_VERSION.orig.tar.gz" "utf8proc-$UTF8PROC_VERSION"
+
+# nlohmann/json for the wasm build: a folder that holds only that library, since
+# host include paths (/usr/include) break Emscripten's libc headers.
+if [ ! -e "$DEPS/include-json/nlohmann/json.hpp" ]; then
+  mkdir -p "$DEPS/include-json" && ln -sfn /usr/include/nlohmann "$DEPS/include-json/nlohmann"
+fi

@@ -1,0 +1,194 @@
+// Tests of the list component: the factlens/1 parser, its errors and its limits.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "factlens/list.h"
+#include "test_util.h"
+
+namespace factlens {
+namespace {
+
+using testing::ListWithRules;
+using testing::ReadJson;
+using testing::ReadSource;
+using testing::RuleJson;
+
+Status Parse(const std::string& text, RuleList* out = nullptr,
+             const ParseLimits& limits = ParseLimits()) {
+  RuleList local;
+  return ParseList(text, limits, out ? out : &local);
+}
+
+TEST_CASE("list: a complete rule reads every field", "[list]") {
+  std::string text = ListWithRules(
+      "[" +
+      RuleJson("r1",
+               R"({"patterns":["a+b"],"keywords":[{"all":["x"],"any":["y z"],"none":["w"],)"
+               R"("within":5}],"urls":["example.com"],"similar":["phrasing"]})",
+               "partly_false", "critical",
+               R"(,"regions":["IN","LK"],"languages":["en","pt-BR"],)"
+               R"("examples":{"match":["m"],"no_match":["n"]},"x-note":"ignored")") +
+      "]", 7);
+  RuleList list;
+  Status s = Parse(text, &list);
+  REQUIRE(s.ok());
+  CHECK(list.info.id == "t");
+  CHECK(list.info.version == 7);
+  CHECK(list.info.expires_unix == 4070908800);
+  REQUIRE(list.rules.size() == 1);
+  const Rule& r = list.rules[0];
+  CHECK(r.rating == Rating::kPartlyFalse);
+  CHECK(r.severity == Severity::kCritical);
+  CHECK(r.regions == std::vector<std::string>{"IN", "LK"});
+  CHECK(r.languages == std::vector<std::string>{"en", "pt-BR"});
+  CHECK(r.patterns == std::vector<std::string>{"a+b"});
+  REQUIRE(r.keywords.size() == 1);
+  CHECK(r.keywords[0].any == std::vector<std::string>{"y z"});
+  CHECK(r.keywords[0].within == 5);
+  CHECK(r.urls == std::vector<std::string>{"example.com"});
+  CHECK(r.similar == std::vector<std::string>{"phrasing"});
+  CHECK(r.review.url == "https://r.example/x");
+  CHECK(r.examples_match == std::vector<std::string>{"m"});
+}
+
+TEST_CASE("list: valid fixture lists and the demo list are accepted", "[list]") {
+  namespace fs = std::filesystem;
+  int count = 0;
+  for (const auto& entry :
+       fs::directory_iterator(std::string(FACTLENS_SOURCE_DIR) + "/tests/fixtures/lists/valid")) {
+    std::string name = entry.path().filename().string();
+    INFO(name);
+    Status s = Parse(ReadSource("tests/fixtures/lists/valid/" + name));
+    CHECK(s.message() == "");
+    ++count;
+  }
+  CHECK(count >= 4);
+  RuleList demo;
+  Status s = Parse(ReadSource("rules/examples/demo.json"), &demo);
+  CHECK(s.message() == "");
+  CHECK(demo.rules.size() >= 8);
+}
+
+// Every invalid fixture is rejected with its kind, naming where (expected.json).
+void CheckRejected(const std::string& folder) {
+  nlohmann::json expected = ReadJson(folder + "/expected.json");
+  REQUIRE(expected.is_object());
+  REQUIRE(expected.size() >= 3);
+  for (auto it = expected.begin(); it != expected.end(); ++it) {
+    INFO(folder << "/" << it.key());
+    RuleList list;
+    Status s = Parse(ReadSource(folder + "/" + it.key()), &list);
+    REQUIRE_FALSE(s.ok());
+    CHECK(ErrorKindName(s.kind()) == it.value()["kind"].get<std::string>());
+    CHECK_THAT(s.message(), Catch::Contains(it.value()["where"].get<std::string>()));
+    CHECK(list.rules.empty());  // nothing half loaded
+  }
+}
+
+TEST_CASE("list: every invalid fixture is rejected naming the place", "[list]") {
+  CheckRejected("tests/fixtures/lists/invalid");
+  CheckRejected("tests/fixtures/lists/semantic-invalid");
+}
+
+TEST_CASE("list: JSON syntax errors give line and column", "[list]") {
+  Status s = Parse("{\n  \"format\": \"factlens/1\",\n  \"list\": {,\n}");
+  REQUIRE(s.kind() == ErrorKind::kFormat);
+  CHECK_THAT(s.message(), Catch::StartsWith("line 3, column 12"));
+}
+
+TEST_CASE("list: semantic errors name the rule index, id and field", "[list]") {
+  std::string rules = "[" + RuleJson("ok", R"({"patterns":["x"]})") + "," +
+                      RuleJson("5g-covid", R"({"patterns":["a","(5g|covid"]})") + "]";
+  Status s = Parse(ListWithRules(rules));
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK(s.message() == "rules[1] (id \"5g-covid\"): match.patterns[1]: missing ) at offset 0");
+  s = Parse(ListWithRules("[" + RuleJson("r", R"({"patterns":["ab(cd"]})") + "]"));
+  CHECK(s.message() == "rules[0] (id \"r\"): match.patterns[0]: missing ) at offset 2");
+  s = Parse(ListWithRules("[" + RuleJson("r", R"({"patterns":["a**"]})") + "]"));
+  CHECK_THAT(s.message(), Catch::StartsWith("rules[0] (id \"r\"): match.patterns[0]: bad repetition operator"));
+  s = Parse(ListWithRules("[" + RuleJson("r", R"({"keywords":[{"none":["x"]}]})") + "]"));
+  CHECK(s.message() ==
+        "rules[0] (id \"r\"): match.keywords[0]: needs at least one term in \"all\" or \"any\"");
+}
+
+TEST_CASE("list: duplicate keys and duplicate rule ids are rejected", "[list]") {
+  Status s = Parse(R"({"format":"factlens/1","format":"factlens/1"})");
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK_THAT(s.message(), Catch::Contains("duplicate key \"format\""));
+  std::string rules = "[" + RuleJson("a", R"({"patterns":["x"]})") + "," +
+                      RuleJson("a", R"({"patterns":["y"]})") + "]";
+  s = Parse(ListWithRules(rules));
+  CHECK(s.message() == "rules[1] (id \"a\"): id: duplicate rule id");
+}
+
+TEST_CASE("list: limits are enforced with kind limit", "[list]") {
+  ParseLimits small;
+  small.max_list_bytes = 100;
+  Status s = Parse(std::string(200, ' '), nullptr, small);
+  CHECK(s.kind() == ErrorKind::kLimit);
+
+  std::string nested(100000, '[');
+  s = Parse(nested);
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::Contains("nested deeper than 16"));
+
+  ParseLimits few;
+  few.max_rules = 2;
+  std::string rule = RuleJson("a", R"({"patterns":["x"]})");
+  s = Parse(ListWithRules("[" + rule + "," + rule + "," + rule + "]"), nullptr, few);
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::Contains("more than 2 rules"));
+
+  std::string long_pattern(2001, 'a');
+  s = Parse(ListWithRules("[" + RuleJson("a", R"({"patterns":[")" + long_pattern + R"("]})") + "]"));
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::Contains("rules[0] (id \"a\"): match.patterns[0]: longer than 2000"));
+
+  std::string huge_string(9000, 'a');
+  s = Parse(ListWithRules("[" + RuleJson("a", R"({"similar":[")" + huge_string + R"("]})") + "]"));
+  CHECK(s.kind() == ErrorKind::kLimit);
+
+  std::string many = "[";
+  for (int i = 0; i < 257; ++i) many += std::string(i ? "," : "") + "\"t" + std::to_string(i) + "\"";
+  s = Parse(ListWithRules("[" + RuleJson("a", R"({"keywords":[{"any":)" + many + "]}]}") + "]"));
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::Contains("more than 256 entries"));
+}
+
+TEST_CASE("list: invalid UTF-8 and NUL bytes in the text are syntax errors", "[list]") {
+  std::string bad = ListWithRules("[]");
+  bad.replace(bad.find("\"T\""), 3, "\"\xC3\x28\"");
+  Status s = Parse(bad);
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK_THAT(s.message(), Catch::StartsWith("line 1, column"));
+  std::string nul = ListWithRules("[]");
+  nul[nul.find("\"T\"") + 1] = '\0';
+  CHECK(Parse(nul).kind() == ErrorKind::kFormat);
+}
+
+TEST_CASE("list: review links must be https", "[list]") {
+  std::string rule = RuleJson("a", R"({"patterns":["x"]})");
+  rule.replace(rule.find("https://r.example/x"), 19, "javascript:alert(1)");
+  Status s = Parse(ListWithRules("[" + rule + "]"));
+  CHECK(s.message() == "rules[0] (id \"a\"): review.url: must be an https:// URL");
+}
+
+TEST_CASE("list: RFC 3339 dates and date-times", "[list]") {
+  int64_t t = 0;
+  CHECK(ParseRfc3339("1970-01-01T00:00:00Z", &t));
+  CHECK(t == 0);
+  CHECK(ParseRfc3339("2026-01-31T12:00:00+01:00", &t));
+  CHECK(t == 1769857200);
+  CHECK(ParseRfc3339("2024-02-29", &t));
+  CHECK(ParseRfc3339("2026-01-31T12:00:00.250Z", &t));
+  CHECK_FALSE(ParseRfc3339("2023-02-29", &t));
+  CHECK_FALSE(ParseRfc3339("2026-13-01", &t));
+  CHECK_FALSE(ParseRfc3339("2026-01-31T12:00:00", &t));  // no offset
+  CHECK_FALSE(ParseRfc3339("31/01/2026", &t));
+  CHECK_FALSE(ParseRfc3339("2026-01-31T25:00:00Z", &t));
+}
+
+}  // namespace
+}  // namespace factlens

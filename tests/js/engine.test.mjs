@@ -1,0 +1,143 @@
+// Tests of the wasm engine through the package's public API (imported by name, as
+// users do). The shared cases are the same file the C++ tests run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createEngine, FactlensError } from 'factlens';
+
+const root = new URL('../../', import.meta.url);
+const read = (path) => readFileSync(new URL(path, root), 'utf8');
+const coreList = read('tests/fixtures/cases/list.json');
+const cases = JSON.parse(read('tests/fixtures/cases/cases.json'));
+
+function throwsKind(fn, kind, messagePart) {
+  assert.throws(fn, (error) => {
+    assert.ok(error instanceof FactlensError, `not a FactlensError: ${error}`);
+    assert.equal(error.kind, kind, error.message);
+    if (messagePart) assert.ok(error.message.includes(messagePart), error.message);
+    return true;
+  });
+}
+
+test('the shared cases give the expected verdicts (same as the native build)', async (t) => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      engine.setPolicy(c.policy ?? {});
+      const got = engine.check(c.text, c.context);
+      const want = c.expect;
+      assert.equal(got.action, want.action);
+      if ('rating' in want) assert.equal(got.rating, want.rating);
+      if ('severity' in want) assert.equal(got.severity, want.severity);
+      assert.deepEqual(got.matches.map((m) => m.ruleId), want.ruleIds);
+      if (want.kinds) assert.deepEqual(got.matches.map((m) => m.kind), want.kinds);
+      for (const m of got.matches) {
+        if (want.spans?.[m.ruleId]) assert.deepEqual(m.spans, want.spans[m.ruleId]);
+      }
+    });
+  }
+  engine.dispose();
+});
+
+test('spans index the JavaScript string, so slicing gives the matched words', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  const text = '\u{1F9D0}\u{1F9D0} Ｔhe HOLOCAUST is a h0ax \u{1F602}';
+  const [match] = engine.check(text).matches;
+  assert.deepEqual(match.spans.map(([s, e]) => text.slice(s, e)), ['HOLOCAUST', 'h0ax']);
+  // A lone surrogate (possible in page text) counts as one unit, like in the string.
+  const lone = '\uD800 the holocaust is a hoax';
+  const [m2] = engine.check(lone).matches;
+  assert.deepEqual(m2.spans.map(([s, e]) => lone.slice(s, e)), ['holocaust', 'hoax']);
+  engine.dispose();
+});
+
+test('checkBatch gives the same verdicts as check, in order', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  const texts = cases.filter((c) => !c.policy && !c.context).map((c) => c.text);
+  assert.deepEqual(engine.checkBatch(texts), texts.map((t) => engine.check(t)));
+  assert.deepEqual(engine.checkBatch([]), []);
+  engine.dispose();
+});
+
+test('loadList returns the list info', async () => {
+  const engine = await createEngine();
+  const info = engine.loadList(coreList, { allowUnsigned: true });
+  assert.equal(info.id, 'test-core');
+  assert.equal(info.version, 3);
+  assert.equal(info.ruleCount, 8);
+  assert.equal(info.signed, false);
+  assert.deepEqual(engine.lists().map((l) => l.id), ['test-core']);
+  engine.unloadList('test-core');
+  assert.deepEqual(engine.lists(), []);
+  throwsKind(() => engine.unloadList('test-core'), 'not_found');
+  engine.dispose();
+});
+
+test('errors are FactlensError with a kind and a located message', async () => {
+  const engine = await createEngine();
+  throwsKind(() => engine.loadList(coreList), 'signature', 'allowUnsigned');
+  throwsKind(() => engine.loadList(coreList, { signature: 'x', publicKey: 'y' }), 'unsupported');
+  throwsKind(() => engine.loadList('{\n  "format": "factlens/1",\n  "list": {,\n}', { allowUnsigned: true }),
+    'format', 'line 3, column 12');
+  const bad = read('tests/fixtures/lists/semantic-invalid/pattern-re2-syntax.json');
+  throwsKind(() => engine.loadList(bad, { allowUnsigned: true }), 'format',
+    'rules[0] (id "re"): match.patterns[1]: missing )');
+  throwsKind(() => engine.loadList('['.repeat(100000), { allowUnsigned: true }), 'limit');
+  throwsKind(() => engine.loadList(42, { allowUnsigned: true }), 'argument');
+  throwsKind(() => engine.loadList(coreList, { allowUnsigned: true, lastVersion: -1 }), 'argument');
+  throwsKind(() => engine.setPolicy({ ratings: { false: 'burn' } }), 'format', 'policy.ratings.false');
+  throwsKind(() => engine.check(42), 'argument');
+  throwsKind(() => engine.search('x', 5), 'unsupported');
+  assert.deepEqual(engine.lists(), []);
+  engine.dispose();
+});
+
+test('a failed load keeps the lists the engine had; rollback is refused', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  const older = coreList.replace('"version": 3', '"version": 2');
+  throwsKind(() => engine.loadList(older, { allowUnsigned: true, lastVersion: 3 }), 'rollback');
+  const broken = coreList.replace('"version": 3', '"version": 4').replace('"rating": "satire"', '"rating": "funny"');
+  throwsKind(() => engine.loadList(broken, { allowUnsigned: true }), 'format', 'rules[3] (id "birds-satire"): rating');
+  assert.equal(engine.lists()[0].version, 3);
+  assert.equal(engine.check('5G spreads the virus').action, 'demote');
+  engine.dispose();
+});
+
+test('the policy is data the reader can change and read back', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  assert.equal(engine.getPolicy().ratings.false, 'demote');
+  engine.setPolicy({ ratings: { false: 'label' }, severities: { critical: 'demote' } });
+  assert.equal(engine.check('5G spreads the virus').action, 'label');
+  assert.equal(engine.check('a gang is kidnapping children').action, 'demote');
+  engine.setPolicy();
+  assert.equal(engine.check('5G spreads the virus').action, 'demote');
+  engine.dispose();
+});
+
+test('a disposed engine refuses further calls', async () => {
+  const engine = await createEngine();
+  engine.dispose();
+  engine.dispose();  // idempotent
+  throwsKind(() => engine.check('x'), 'disposed');
+});
+
+test('every example of the demo list behaves as written (same as the native build)', async () => {
+  const engine = await createEngine();
+  const text = read('rules/examples/demo.json');
+  engine.loadList(text, { allowUnsigned: true });
+  let checked = 0;
+  for (const rule of JSON.parse(text).rules) {
+    const { patterns, keywords, urls } = rule.match;
+    if (!patterns && !keywords && !urls) continue;  // similarity rules: not built yet
+    const hits = (t) => engine.check(t).matches.some((m) => m.ruleId === rule.id);
+    for (const t of rule.examples.match) { assert.ok(hits(t), `${rule.id} should match: ${t}`); checked++; }
+    for (const t of rule.examples.no_match) { assert.ok(!hits(t), `${rule.id} should not match: ${t}`); checked++; }
+  }
+  assert.ok(checked >= 40, `only ${checked} examples`);
+  engine.dispose();
+});

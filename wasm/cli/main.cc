@@ -1,0 +1,233 @@
+// Copyright factlens authors. The factlens command-line tool.
+//
+// Exit codes (DESIGN.md): 0 success, 1 a finding (bad signature, lint error, failed
+// example), 2 usage or input errors. Errors go to stderr as
+// `file:line:col: error: message` where a location exists.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "factlens/engine.h"
+#include "nlohmann/json.hpp"
+
+namespace factlens {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFinding = 1;
+constexpr int kExitUsage = 2;
+
+const char kUsage[] =
+    "usage: factlens <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  check    check posts against a rule list, print verdicts\n"
+    "  help     show help for a command (factlens help check)\n"
+    "  version  print the version\n";
+
+const char kCheckHelp[] =
+    "usage: factlens check --list FILE [--allow-unsigned] [--json] [--region CC]\n"
+    "                      [--policy JSON] [POSTS...]\n"
+    "\n"
+    "Reads posts from the POSTS files (or standard input, or '-'): one post per line,\n"
+    "or JSON Lines with a \"text\" field (and optional \"id\", \"region\", \"language\").\n"
+    "Prints one line per post that matched; with --json, one JSON verdict per post:\n"
+    "{\"source\",\"line\",\"id\",\"action\",\"rating\",\"severity\",\"score\",\"stance\",\n"
+    "\"matches\":[{\"listId\",\"ruleId\",\"kind\",\"score\",\"spans\",\"claim\",\"review\"}]}\n"
+    "(spans are UTF-16 [start, end) indices, as in the JavaScript API).\n"
+    "\n"
+    "  --list FILE        the rule list (factlens/1 JSON); repeat for several lists\n"
+    "  --allow-unsigned   accept a list without a signature (drafts only)\n"
+    "  --json             JSON Lines output\n"
+    "  --region CC        the reader's region (ISO 3166-1 alpha-2), for regional rules\n"
+    "  --policy JSON      policy overrides, e.g. '{\"ratings\":{\"satire\":\"none\"}}'\n"
+    "\n"
+    "Exit status: 0 when all posts were checked, 1 when a list's signature is missing\n"
+    "or bad, 2 on usage or input errors.\n";
+
+bool ReadFile(const std::string& path, std::string* out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": error: cannot read file: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  *out = buffer.str();
+  return true;
+}
+
+// Turns a parse error into "file:line:col: error: ..." when it carries a JSON
+// position ("line 3, column 7: ..."), else "file: error: ...".
+std::string LocatedError(const std::string& file, const Status& s) {
+  const std::string& m = s.message();
+  unsigned line = 0, column = 0;
+  int consumed = 0;
+  if (std::sscanf(m.c_str(), "line %u, column %u: %n", &line, &column, &consumed) == 2 &&
+      consumed > 0) {
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
+           ": error: " + m.substr(consumed) + " [" + ErrorKindName(s.kind()) + "]";
+  }
+  return file + ": error: " + m + " [" + ErrorKindName(s.kind()) + "]";
+}
+
+int Check(const std::vector<std::string>& args) {
+  std::vector<std::string> lists, inputs;
+  bool allow_unsigned = false, as_json = false;
+  std::string region, policy_json;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= args.size()) {
+        std::cerr << "factlens check: " << a << " needs a value\n";
+        return false;
+      }
+      *out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--list") {
+      if (!value(&v)) return kExitUsage;
+      lists.push_back(v);
+    } else if (a == "--allow-unsigned") {
+      allow_unsigned = true;
+    } else if (a == "--json") {
+      as_json = true;
+    } else if (a == "--region") {
+      if (!value(&region)) return kExitUsage;
+    } else if (a == "--policy") {
+      if (!value(&policy_json)) return kExitUsage;
+    } else if (a == "-h" || a == "--help") {
+      std::cout << kCheckHelp;
+      return kExitOk;
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::cerr << "factlens check: unknown option " << a << "\n" << kCheckHelp;
+      return kExitUsage;
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  if (lists.empty()) {
+    std::cerr << "factlens check: --list FILE is required\n" << kCheckHelp;
+    return kExitUsage;
+  }
+  Engine engine;
+  if (!policy_json.empty()) {
+    Policy policy = DefaultPolicy();
+    Status s = ParsePolicyJson(policy_json, &policy);
+    if (!s.ok()) {
+      std::cerr << "--policy: error: " << s.message() << "\n";
+      return kExitUsage;
+    }
+    engine.SetPolicy(policy);
+  }
+  for (const std::string& path : lists) {
+    std::string text, error;
+    if (!ReadFile(path, &text, &error)) {
+      std::cerr << error << "\n";
+      return kExitUsage;
+    }
+    LoadOptions options;
+    options.allow_unsigned = allow_unsigned;
+    Status s = engine.LoadList(text, options, nullptr);
+    if (!s.ok()) {
+      std::cerr << LocatedError(path, s) << "\n";
+      return s.kind() == ErrorKind::kSignature ? kExitFinding : kExitUsage;
+    }
+  }
+  if (inputs.empty()) inputs.push_back("-");
+
+  size_t checked = 0, counts[4] = {0, 0, 0, 0};
+  for (const std::string& input : inputs) {
+    std::ifstream file;
+    std::istream* in = &std::cin;
+    if (input != "-") {
+      file.open(input, std::ios::binary);
+      if (!file) {
+        std::cerr << input << ": error: cannot read file: " << std::strerror(errno) << "\n";
+        return kExitUsage;
+      }
+      in = &file;
+    }
+    const std::string source = input == "-" ? "<stdin>" : input;
+    std::string line;
+    for (size_t number = 1; std::getline(*in, line); ++number) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      CheckContext context{region, ""};
+      std::string text = line;
+      json id;
+      if (line[0] == '{') {
+        json j = json::parse(line, nullptr, false);
+        auto t = j.is_object() ? j.find("text") : j.end();
+        if (!j.is_object() || t == j.end() || !t->is_string()) {
+          std::cerr << source << ":" << number
+                    << ":1: error: a JSON line needs a string field \"text\"\n";
+          return kExitUsage;
+        }
+        text = t->get<std::string>();
+        if (j.contains("id")) id = j["id"];
+        if (j.contains("region") && j["region"].is_string()) context.region = j["region"];
+        if (j.contains("language") && j["language"].is_string()) {
+          context.language = j["language"];
+        }
+      }
+      Verdict verdict = engine.Check(text, context);
+      ++checked;
+      ++counts[static_cast<int>(verdict.action)];
+      if (as_json) {
+        json out = json::parse(VerdictToJson(verdict, text));
+        json row = {{"source", source}, {"line", number}};
+        if (!id.is_null()) row["id"] = id;
+        row.update(out);
+        std::cout << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      } else if (!verdict.matches.empty()) {
+        const ExplainedMatch& top = verdict.matches.front();
+        std::cout << source << ":" << number << ": " << ActionName(verdict.action) << ": "
+                  << RatingName(top.rule->rating) << "/" << SeverityName(top.rule->severity)
+                  << " rule " << top.list_id << "/" << top.rule->id << " ("
+                  << MatchKindName(top.kind) << ", score " << top.score << "): "
+                  << top.rule->claim << "\n";
+      }
+    }
+  }
+  std::cerr << "factlens check: " << checked << " posts: " << counts[1] << " labelled, "
+            << counts[2] << " demoted, " << counts[3] << " hidden\n";
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "check") return Check(args);
+  if (command == "help" || command == "-h" || command == "--help") {
+    if (!args.empty() && args[0] == "check") {
+      std::cout << kCheckHelp;
+    } else {
+      std::cout << kUsage;
+    }
+    return kExitOk;
+  }
+  if (command == "version" || command == "--version") {
+    std::cout << "factlens 0.1.0 (list format factlens/1)\n";
+    return kExitOk;
+  }
+  std::cerr << "factlens: unknown command \"" << command << "\"\n" << kUsage;
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace factlens
+
+int main(int argc, char** argv) { return factlens::Main(argc, argv); }

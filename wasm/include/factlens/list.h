@@ -1,0 +1,108 @@
+// Copyright factlens authors. list: the rule-list format factlens/1 (rules/FORMAT.md).
+//
+// ParseList turns list text into a RuleList or rejects it whole with an error that
+// says where: JSON syntax errors with line and column, semantic errors with the
+// rule's index, id and field. Hard limits are checked while parsing, before work can
+// grow with hostile input. Rule text is stored as written; matchers normalise it.
+#ifndef FACTLENS_LIST_H_
+#define FACTLENS_LIST_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "factlens/status.h"
+
+namespace factlens {
+
+inline constexpr std::string_view kFormatV1 = "factlens/1";
+
+enum class Rating { kFalse, kAltered, kPartlyFalse, kMissingContext, kSatire, kTrue };
+inline constexpr int kRatingCount = 6;
+enum class Severity { kLow, kMedium, kHigh, kCritical };
+inline constexpr int kSeverityCount = 4;
+
+// Returns the format's name of a rating / severity ("partly_false", "critical").
+const char* RatingName(Rating rating);
+const char* SeverityName(Severity severity);
+// Returns true and sets *out if `name` is a rating / severity of the format.
+bool ParseRating(std::string_view name, Rating* out);
+bool ParseSeverity(std::string_view name, Severity* out);
+
+struct Review {
+  std::string url;  // https only
+  std::string title;
+  std::string publisher;
+  std::string date;  // RFC 3339 date or date-time
+};
+
+// One entry of match.keywords: every `all` term, at least one `any` term (if any
+// are given), no `none` term; the matched terms must fit inside `within`
+// consecutive words (0: anywhere in the post). A term is a word or a phrase; a
+// trailing '*' matches any word starting with the rest.
+struct KeywordSet {
+  std::vector<std::string> all;
+  std::vector<std::string> any;
+  std::vector<std::string> none;
+  int within = 0;
+};
+
+struct Rule {
+  std::string id;
+  std::string claim;
+  Rating rating = Rating::kFalse;
+  Severity severity = Severity::kLow;
+  std::vector<std::string> regions;    // ISO 3166-1 alpha-2, upper case
+  std::vector<std::string> languages;  // BCP 47
+  std::vector<std::string> patterns;   // RE2 syntax, over normalised text
+  std::vector<KeywordSet> keywords;
+  std::vector<std::string> similar;  // claim phrasings (similarity matcher)
+  std::vector<std::string> urls;     // pages or domains
+  Review review;
+  std::vector<std::string> examples_match;
+  std::vector<std::string> examples_no_match;
+};
+
+struct ListInfo {
+  std::string format;
+  std::string id;
+  std::string name;
+  std::string publisher_name;
+  std::string publisher_url;
+  int64_t version = 0;
+  std::string issued;   // RFC 3339
+  std::string expires;  // RFC 3339
+  int64_t issued_unix = 0;
+  int64_t expires_unix = 0;
+};
+
+struct RuleList {
+  ListInfo info;
+  std::vector<Rule> rules;
+};
+
+// The hard limits. Defaults are generous for real lists (100k rules) and still
+// bound the memory and time a hostile list can cost.
+struct ParseLimits {
+  size_t max_list_bytes = 64u << 20;
+  size_t max_rules = 200000;
+  size_t max_depth = 16;            // JSON nesting depth (the format needs 5)
+  size_t max_string_bytes = 8192;   // any one string, patterns excepted
+  size_t max_pattern_bytes = 2000;  // one RE2 pattern
+  size_t max_items = 256;           // entries in any one array inside a rule
+};
+
+// Parses `text` as a factlens/1 list into *out. Returns kFormat with a located
+// message for any syntax or semantic error, kLimit when a limit is exceeded. On
+// error *out is left empty.
+Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out);
+
+// Returns seconds since the Unix epoch for an RFC 3339 date-time
+// ("2026-01-31T12:00:00Z", offsets allowed) or full date ("2026-01-31", read as
+// midnight UTC), or false if `text` is not one.
+bool ParseRfc3339(std::string_view text, int64_t* unix_seconds);
+
+}  // namespace factlens
+
+#endif  // FACTLENS_LIST_H_

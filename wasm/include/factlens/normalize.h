@@ -1,0 +1,84 @@
+// Copyright factlens authors. normalize: the one text form rules and posts are matched in.
+//
+// Both sides go through the same function, so a rule written in plain lower-case
+// letters matches a post however it was dressed up: compatibility forms (full-width,
+// ligatures, mathematical letters), any case in any script, diacritics, Latin
+// lookalikes from other scripts, leetspeak, zero-width and bidi controls, runs of
+// spaces and punctuation, and URL variants. Every byte of the result remembers the
+// original bytes it came from, so a match can be highlighted in the text as given.
+//
+// The result is a sequence of words separated by single spaces. A word is a run of
+// letters, digits and kept marks, or a canonical URL (see CanonicalizeUrl).
+#ifndef FACTLENS_NORMALIZE_H_
+#define FACTLENS_NORMALIZE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace factlens {
+
+struct ByteRange {
+  uint32_t begin = 0;  // inclusive
+  uint32_t end = 0;    // exclusive
+};
+
+struct NormalizedText {
+  // The normalised UTF-8 text: words joined by single spaces, no leading or
+  // trailing space.
+  std::string text;
+  // For each byte of `text`, the original bytes [begin, end) of the input code
+  // point(s) that produced it. A separator space maps to the empty range at the
+  // end of the preceding word's source.
+  std::vector<ByteRange> origin;
+  // The words of `text`, as byte ranges into `text`, in order.
+  std::vector<ByteRange> words;
+  // Canonical forms of the URLs found in the input, in order of appearance.
+  std::vector<std::string> urls;
+
+  // Returns the original byte range covering normalised bytes [begin, end).
+  // Requires begin < end <= text.size().
+  ByteRange OriginalRange(size_t begin, size_t end) const;
+};
+
+// Returns the normalised form of `utf8`. Invalid UTF-8 sequences count as
+// separators. Never fails; cost is linear in the input.
+NormalizedText Normalize(std::string_view utf8);
+
+// Returns the normalised text only (no offset map); same result as
+// Normalize(utf8).text, cheaper.
+std::string NormalizeToString(std::string_view utf8);
+
+// Returns `url` canonicalised: scheme, "www." and default port dropped, host
+// lower-cased, tracking parameters (utm_*, fbclid, gclid, ...) and fragment
+// removed, trailing slash dropped: "https://WWW.Example.com/a/?utm_source=x#top"
+// -> "example.com/a". Returns an empty string if `url` is not an http(s) URL or
+// a bare host name with a path.
+std::string CanonicalizeUrl(std::string_view url);
+
+// Returns the host part of a canonical URL ("example.com/a" -> "example.com").
+std::string_view CanonicalHost(std::string_view canonical_url);
+
+// Returns an RE2 pattern rewritten to match normalised text: the literal letter
+// runs outside escapes and character classes are normalised like post text
+// (case, compatibility forms, diacritics, lookalikes); syntax is left untouched.
+std::string NormalizePattern(std::string_view pattern);
+
+// Maps byte offsets of a UTF-8 string to UTF-16 code unit indices, the unit
+// JavaScript strings are indexed in. Invalid bytes count as one unit each
+// (JavaScript's encoder turned them into U+FFFD on the way in).
+class Utf16Index {
+ public:
+  explicit Utf16Index(std::string_view utf8);
+  // Returns the UTF-16 index of byte offset `byte_offset` (<= size of the input).
+  uint32_t ToUtf16(uint32_t byte_offset) const;
+
+ private:
+  std::vector<uint32_t> utf16_at_byte_;
+};
+
+}  // namespace factlens
+
+#endif  // FACTLENS_NORMALIZE_H_

@@ -1,0 +1,88 @@
+// Copyright factlens authors. score: from matches to a verdict the reader's policy decides.
+//
+// The default policy follows how platforms treat rated claims: false and altered
+// claims are labelled and demoted, partly false and missing-context claims labelled,
+// satire labelled as satire, true claims left alone, and critical severity (could
+// lead to violence) hidden behind a click-through. The reader may change all of it.
+#ifndef FACTLENS_SCORE_H_
+#define FACTLENS_SCORE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "factlens/list.h"
+#include "factlens/match.h"
+#include "factlens/status.h"
+
+namespace factlens {
+
+// Ordered: each step includes the ones before it (demote also labels).
+enum class Action { kNone, kLabel, kDemote, kHide };
+const char* ActionName(Action action);
+bool ParseAction(std::string_view name, Action* out);
+
+enum class Stance { kRepeats, kDebunks, kUnclear };
+const char* StanceName(Stance stance);
+
+struct Policy {
+  Action by_rating[kRatingCount];
+  // Applied on top of the rating's action (the stronger wins); kNone adds nothing.
+  Action by_severity[kSeverityCount];
+  // If true, a severity action applies only when the post's region is one of
+  // the rule's `regions` (rules without regions apply everywhere; an unknown
+  // region counts as inside, so the safer action is kept).
+  bool severity_only_in_regions = false;
+  // Matches scoring below this are ignored.
+  double min_score = 0;
+};
+
+// Returns the default policy described above.
+Policy DefaultPolicy();
+
+// Parses a policy given as JSON, e.g. {"ratings":{"satire":"none"},
+// "severities":{"critical":"demote"}, "severityOnlyInRegions":true, "minScore":0.5}.
+// Fields not given keep their values in *policy. Returns kFormat naming the field.
+Status ParsePolicyJson(std::string_view json, Policy* policy);
+// Returns `policy` as JSON in the shape ParsePolicyJson reads.
+std::string PolicyToJson(const Policy& policy);
+
+struct CheckContext {
+  std::string region;    // ISO 3166-1 alpha-2 of the reader, if known
+  std::string language;  // BCP 47 of the post, if known
+};
+
+struct ExplainedMatch {
+  std::string list_id;
+  const Rule* rule = nullptr;  // owned by the engine's loaded list
+  MatchKind kind = MatchKind::kPattern;
+  double score = 0;
+  Action action = Action::kNone;
+  Stance stance = Stance::kUnclear;
+  std::vector<ByteRange> spans;  // original bytes
+};
+
+struct Verdict {
+  Action action = Action::kNone;
+  const Rule* top = nullptr;  // the match that decided the action, if any
+  double score = 0;
+  Stance stance = Stance::kUnclear;
+  std::vector<ExplainedMatch> matches;  // strongest first
+};
+
+// Returns the action `policy` gives a match of `rule` in `context`.
+Action ActionFor(const Rule& rule, const Policy& policy, const CheckContext& context);
+
+// Returns the verdict for `matches`: drops those under policy.min_score, sets each
+// match's action, orders them strongest first (action, then severity, then score)
+// and takes the verdict's action, rating, severity and score from the first.
+Verdict Decide(std::vector<ExplainedMatch> matches, const Policy& policy,
+               const CheckContext& context);
+
+// Returns `verdict` as one line of JSON, spans as UTF-16 [start, end) indices into
+// `original_text` (the JavaScript API's and the CLI's shared shape).
+std::string VerdictToJson(const Verdict& verdict, std::string_view original_text);
+
+}  // namespace factlens
+
+#endif  // FACTLENS_SCORE_H_

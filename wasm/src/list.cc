@@ -1,0 +1,703 @@
+// Copyright factlens authors.
+//
+// The list text is read with nlohmann/json's SAX interface into our own DOM builder
+// rather than json::parse, because the builder can (1) stop at the first limit
+// (depth, rule count, string size) before memory grows with hostile input,
+// (2) reject duplicate keys, which json::parse silently resolves, and (3) work
+// without C++ exceptions, which the wasm build does not have.
+#include "factlens/list.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "re2/regexp.h"
+
+namespace factlens {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, exact in JS
+
+// ---------------------------------------------------------------- DOM builder --
+
+class LimitedDomBuilder {
+ public:
+  LimitedDomBuilder(const ParseLimits& limits, json* root) : limits_(limits), root_(root) {}
+
+  bool null() { return Put(json(nullptr)); }
+  bool boolean(bool v) { return Put(json(v)); }
+  bool number_integer(json::number_integer_t v) { return Put(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return Put(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return Put(json(v)); }
+  bool binary(json::binary_t&) { return Fail(ErrorKind::kFormat, "binary values are not JSON"); }
+  bool string(json::string_t& v) {
+    if (v.size() > limits_.max_string_bytes) {
+      return Fail(ErrorKind::kLimit, "string of " + std::to_string(v.size()) +
+                                         " bytes exceeds the limit of " +
+                                         std::to_string(limits_.max_string_bytes));
+    }
+    return Put(json(std::move(v)));
+  }
+  bool start_object(std::size_t) {
+    if (!Enter()) return false;
+    json* value = Place(json::object());
+    stack_.push_back({value, {}, 0});
+    return true;
+  }
+  bool key(json::string_t& k) {
+    Frame& top = stack_.back();
+    if (k.size() > limits_.max_string_bytes) return Fail(ErrorKind::kLimit, "key too long");
+    if (top.value->contains(k)) return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
+    top.key = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (!Enter()) return false;
+    json* value = Place(json::array());
+    stack_.push_back({value, {}, 0});
+    return true;
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at
+    // line 3, column 7: syntax error while parsing ..."; keep from "line".
+    std::string what = ex.what();
+    size_t at = what.find("line ");
+    std::string message = at == std::string::npos ? what : what.substr(at);
+    // nlohmann says "line 3, column 7: ..." already; keep it as is.
+    return Fail(ErrorKind::kFormat, message);
+  }
+
+  const Status& status() const { return status_; }
+
+ private:
+  struct Frame {
+    json* value;
+    std::string key;  // pending key, objects only
+    size_t count;     // elements so far, arrays only
+  };
+
+  bool Enter() {
+    if (stack_.size() + 1 > limits_.max_depth) {
+      return Fail(ErrorKind::kLimit, "JSON nested deeper than " +
+                                         std::to_string(limits_.max_depth) + " levels");
+    }
+    return true;
+  }
+
+  bool Put(json&& v) {
+    Place(std::move(v));
+    return status_.ok();
+  }
+
+  // Returns where `v` was stored: the root, the pending key of the innermost
+  // object, or the end of the innermost array.
+  json* Place(json&& v) {
+    if (stack_.empty()) {
+      *root_ = std::move(v);
+      return root_;
+    }
+    Frame& top = stack_.back();
+    if (top.value->is_object()) return &((*top.value)[top.key] = std::move(v));
+    ++top.count;
+    // The rules array is the only one that can grow large; bound it while reading.
+    if (stack_.size() == 2 && stack_[0].key == "rules" && top.count > limits_.max_rules) {
+      Fail(ErrorKind::kLimit, "rules: more than " + std::to_string(limits_.max_rules) +
+                                  " rules");
+    }
+    top.value->push_back(std::move(v));
+    return &top.value->back();
+  }
+
+  bool Fail(ErrorKind kind, std::string message) {
+    if (status_.ok()) status_ = Status(kind, Where() + message);
+    return false;
+  }
+
+  // Returns the JSON path of the current position, e.g. "rules[3].match: ".
+  std::string Where() const {
+    std::string path;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (f.value->is_object()) {
+        if (f.key.empty()) continue;
+        if (!path.empty()) path += '.';
+        path += f.key;
+      } else {
+        path += "[" + std::to_string(f.count == 0 ? 0 : f.count - 1) + "]";
+      }
+    }
+    return path.empty() ? "" : path + ": ";
+  }
+
+  const ParseLimits& limits_;
+  json* root_;
+  std::vector<Frame> stack_;
+  Status status_;
+};
+
+// ------------------------------------------------------------------- checking --
+
+// Collects the first semantic error; every check names where it looked.
+class Checker {
+ public:
+  explicit Checker(const ParseLimits& limits) : limits_(limits) {}
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+
+  // `where` is a path such as "list.publisher" or "rules[3] (id \"x\"): match";
+  // a rule's own prefix ends in ": " so its fields read "rules[3] (id \"x\"): claim".
+  bool Fail(const std::string& where, const std::string& message,
+            ErrorKind kind = ErrorKind::kFormat) {
+    if (!status_.ok()) return false;
+    if (where.empty() || EndsWithColon(where)) {
+      status_ = Status(kind, where + message);
+    } else {
+      status_ = Status(kind, where + ": " + message);
+    }
+    return false;
+  }
+
+  // Fails on keys outside `allowed`; keys starting with "x-" are extensions.
+  bool OnlyKeys(const json& obj, const std::string& where,
+                std::initializer_list<const char*> allowed) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      const std::string& k = it.key();
+      if (k.rfind("x-", 0) == 0) continue;
+      bool known = std::any_of(allowed.begin(), allowed.end(),
+                               [&](const char* a) { return k == a; });
+      if (!known) return Fail(Join(where, k.c_str()), "unknown field");
+    }
+    return true;
+  }
+
+  const json* Object(const json& parent, const char* key, const std::string& where,
+                     bool required) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) Fail(Join(where, key), "missing required field");
+      return nullptr;
+    }
+    if (!it->is_object()) {
+      Fail(Join(where, key), "must be an object");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  // Reads a string field of 1..max_bytes bytes.
+  bool String(const json& parent, const char* key, const std::string& where,
+              bool required, size_t max_bytes, std::string* out) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      return required ? Fail(Join(where, key), "missing required field") : true;
+    }
+    return StringValue(*it, Join(where, key), max_bytes, out);
+  }
+
+  // A string over a field's documented length is a format error; over a hard
+  // limit of ParseLimits (strings, patterns), a limit error.
+  bool StringValue(const json& v, const std::string& where, size_t max_bytes,
+                   std::string* out) {
+    if (!v.is_string()) return Fail(where, "must be a string");
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.empty()) return Fail(where, "must not be empty");
+    if (s.size() > max_bytes) {
+      bool hard = max_bytes == limits_.max_string_bytes || max_bytes == limits_.max_pattern_bytes;
+      return Fail(where, "longer than " + std::to_string(max_bytes) + " bytes",
+                  hard ? ErrorKind::kLimit : ErrorKind::kFormat);
+    }
+    *out = s;
+    return true;
+  }
+
+  // Reads an array of non-empty strings (1..max_items entries unless allow_empty).
+  bool StringArray(const json& parent, const char* key, const std::string& where,
+                   size_t max_bytes, std::vector<std::string>* out,
+                   bool allow_empty = false) {
+    auto it = parent.find(key);
+    if (it == parent.end()) return true;
+    std::string here = Join(where, key);
+    if (!it->is_array()) return Fail(here, "must be an array of strings");
+    if (it->empty() && !allow_empty) return Fail(here, "must not be empty");
+    if (it->size() > limits_.max_items) {
+      return Fail(here, "more than " + std::to_string(limits_.max_items) + " entries",
+                  ErrorKind::kLimit);
+    }
+    out->reserve(it->size());
+    for (size_t i = 0; i < it->size(); ++i) {
+      std::string s;
+      if (!StringValue((*it)[i], here + "[" + std::to_string(i) + "]", max_bytes, &s)) {
+        return false;
+      }
+      out->push_back(std::move(s));
+    }
+    return true;
+  }
+
+  static bool EndsWithColon(const std::string& where) {
+    return where.size() >= 2 && where.compare(where.size() - 2, 2, ": ") == 0;
+  }
+
+  static std::string Join(const std::string& where, const char* key) {
+    return where.empty() || EndsWithColon(where) ? where + key : where + "." + key;
+  }
+
+ private:
+  const ParseLimits& limits_;
+  Status status_;
+};
+
+bool IsIdChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
+// ids: ^[a-z0-9][a-z0-9._-]{0,max-1}$
+bool IsValidId(const std::string& id, size_t max_len) {
+  if (id.empty() || id.size() > max_len) return false;
+  if (!IsIdChar(id[0]) || id[0] == '.' || id[0] == '_' || id[0] == '-') return false;
+  return std::all_of(id.begin(), id.end(), IsIdChar);
+}
+
+bool IsUpperAlpha2(const std::string& s) {
+  return s.size() == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z';
+}
+
+// BCP 47 in the simple shape lists need: ^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$
+bool IsLanguageTag(const std::string& s) {
+  size_t i = 0, n = s.size();
+  while (i < n && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < 2 || i > 3) return false;
+  while (i < n) {
+    if (s[i] != '-') return false;
+    size_t start = ++i;
+    while (i < n && std::isalnum(static_cast<unsigned char>(s[i]))) ++i;
+    if (i - start < 1 || i - start > 8) return false;
+  }
+  return true;
+}
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Returns the offset of the '(' that is never closed in `pattern`, skipping
+// escapes and character classes; or 0 if none is found.
+size_t UnclosedParenOffset(const std::string& pattern) {
+  std::vector<size_t> open;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_class) {
+      if (c == ']') in_class = false;
+    } else if (c == '[') {
+      in_class = true;
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') ++i;
+    } else if (c == '(') {
+      open.push_back(i);
+    } else if (c == ')' && !open.empty()) {
+      open.pop_back();
+    }
+  }
+  return open.empty() ? 0 : open.back();
+}
+
+// Checks RE2 syntax of a pattern as the author wrote it, so that error offsets
+// point into their text. Returns "" or "missing ) at offset 14".
+std::string PatternSyntaxError(const std::string& pattern) {
+  re2::RegexpStatus status;
+  re2::Regexp* re = re2::Regexp::Parse(pattern, re2::Regexp::LikePerl, &status);
+  if (re != nullptr) {
+    re->Decref();
+    return "";
+  }
+  std::string message = re2::RegexpStatus::CodeText(status.code());
+  size_t offset = 0;
+  const re2::StringPiece arg = status.error_arg();
+  if (status.code() == re2::kRegexpMissingParen) {
+    offset = UnclosedParenOffset(pattern);
+  } else if (arg.data() >= pattern.data() &&
+             arg.data() <= pattern.data() + pattern.size()) {
+    offset = static_cast<size_t>(arg.data() - pattern.data());
+  }
+  message += " at offset " + std::to_string(offset);
+  if (!arg.empty() && status.code() != re2::kRegexpMissingParen && arg.size() <= 40) {
+    message += " (\"" + std::string(arg.data(), arg.size()) + "\")";
+  }
+  return message;
+}
+
+bool ReadTerms(Checker& c, const json& set, const char* key, const std::string& where,
+               std::vector<std::string>* out) {
+  if (!c.StringArray(set, key, where, 200, out)) return false;
+  for (size_t i = 0; i < out->size(); ++i) {
+    const std::string& t = (*out)[i];
+    if (t == "*") {
+      return c.Fail(Checker::Join(where, key) + "[" + std::to_string(i) + "]",
+                    "a wildcard needs a prefix");
+    }
+  }
+  return true;
+}
+
+bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits,
+              Rule* rule) {
+  std::string where = "rules[" + std::to_string(index) + "]";
+  if (!r.is_object()) return c.Fail(where, "must be an object");
+  // Name the rule by its id as early as possible, so every message carries it.
+  auto id_it = r.find("id");
+  if (id_it != r.end() && id_it->is_string()) {
+    where += " (id \"" + id_it->get_ref<const std::string&>().substr(0, 128) + "\")";
+  }
+  where += ": ";
+  auto field = [&](const std::string& f) { return where + f; };
+  if (!c.OnlyKeys(r, where, {"id", "claim", "rating", "severity", "regions", "languages",
+                             "match", "review", "examples"})) {
+    return false;
+  }
+  if (!c.String(r, "id", where, true, 128, &rule->id)) return false;
+  if (!IsValidId(rule->id, 128)) {
+    return c.Fail(field("id"), "must be lower-case letters, digits, '.', '_' or '-'");
+  }
+  if (!c.String(r, "claim", where, true, 1000, &rule->claim)) return false;
+
+  std::string rating, severity;
+  if (!c.String(r, "rating", where, true, 64, &rating)) return false;
+  if (!ParseRating(rating, &rule->rating)) {
+    return c.Fail(field("rating"), "\"" + rating + "\" is not one of false, altered, "
+                                   "partly_false, missing_context, satire, true");
+  }
+  if (!c.String(r, "severity", where, true, 64, &severity)) return false;
+  if (!ParseSeverity(severity, &rule->severity)) {
+    return c.Fail(field("severity"),
+                  "\"" + severity + "\" is not one of low, medium, high, critical");
+  }
+
+  if (!c.StringArray(r, "regions", where, 2, &rule->regions)) return false;
+  for (size_t i = 0; i < rule->regions.size(); ++i) {
+    if (!IsUpperAlpha2(rule->regions[i])) {
+      return c.Fail(field("regions[" + std::to_string(i) + "]"),
+                    "\"" + rule->regions[i] + "\" is not an ISO 3166-1 alpha-2 code (e.g. \"DE\")");
+    }
+  }
+  if (!c.StringArray(r, "languages", where, 35, &rule->languages)) return false;
+  for (size_t i = 0; i < rule->languages.size(); ++i) {
+    if (!IsLanguageTag(rule->languages[i])) {
+      return c.Fail(field("languages[" + std::to_string(i) + "]"),
+                    "\"" + rule->languages[i] + "\" is not a BCP 47 language tag");
+    }
+  }
+
+  // match: at least one matcher.
+  const json* match = c.Object(r, "match", where, true);
+  if (match == nullptr) return false;
+  std::string mw = field("match");
+  if (!c.OnlyKeys(*match, mw, {"patterns", "keywords", "similar", "urls"})) return false;
+  if (!c.StringArray(*match, "patterns", mw, limits.max_pattern_bytes, &rule->patterns)) {
+    return false;
+  }
+  for (size_t i = 0; i < rule->patterns.size(); ++i) {
+    std::string error = PatternSyntaxError(rule->patterns[i]);
+    if (!error.empty()) {
+      return c.Fail(mw + ".patterns[" + std::to_string(i) + "]", error);
+    }
+  }
+  auto kw = match->find("keywords");
+  if (kw != match->end()) {
+    std::string kww = mw + ".keywords";
+    if (!kw->is_array()) return c.Fail(kww, "must be an array of keyword sets");
+    if (kw->empty()) return c.Fail(kww, "must not be empty");
+    if (kw->size() > limits.max_items) {
+      return c.Fail(kww, "more than " + std::to_string(limits.max_items) + " entries",
+                    ErrorKind::kLimit);
+    }
+    for (size_t i = 0; i < kw->size(); ++i) {
+      const json& set = (*kw)[i];
+      std::string sw = kww + "[" + std::to_string(i) + "]";
+      if (!set.is_object()) return c.Fail(sw, "must be an object");
+      if (!c.OnlyKeys(set, sw, {"all", "any", "none", "within"})) return false;
+      KeywordSet ks;
+      if (!ReadTerms(c, set, "all", sw, &ks.all) || !ReadTerms(c, set, "any", sw, &ks.any) ||
+          !ReadTerms(c, set, "none", sw, &ks.none)) {
+        return false;
+      }
+      if (ks.all.empty() && ks.any.empty()) {
+        return c.Fail(sw, "needs at least one term in \"all\" or \"any\"");
+      }
+      auto within = set.find("within");
+      if (within != set.end()) {
+        if (!within->is_number_integer() || within->get<int64_t>() < 1 ||
+            within->get<int64_t>() > 1000) {
+          return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
+        }
+        ks.within = static_cast<int>(within->get<int64_t>());
+      }
+      rule->keywords.push_back(std::move(ks));
+    }
+  }
+  if (!c.StringArray(*match, "similar", mw, 1000, &rule->similar)) return false;
+  if (!c.StringArray(*match, "urls", mw, 2000, &rule->urls)) return false;
+  if (rule->patterns.empty() && rule->keywords.empty() && rule->similar.empty() &&
+      rule->urls.empty()) {
+    return c.Fail(mw, "needs at least one of patterns, keywords, similar, urls");
+  }
+
+  const json* review = c.Object(r, "review", where, true);
+  if (review == nullptr) return false;
+  std::string rw = field("review");
+  if (!c.OnlyKeys(*review, rw, {"url", "title", "publisher", "date"})) return false;
+  Review& rv = rule->review;
+  if (!c.String(*review, "url", rw, true, 2000, &rv.url) ||
+      !c.String(*review, "title", rw, true, 500, &rv.title) ||
+      !c.String(*review, "publisher", rw, true, 200, &rv.publisher) ||
+      !c.String(*review, "date", rw, true, 64, &rv.date)) {
+    return false;
+  }
+  // Only https links are ever followed: a javascript: or data: link must never
+  // reach a page.
+  if (!StartsWith(rv.url, "https://") || rv.url.size() <= 8) {
+    return c.Fail(rw + ".url", "must be an https:// URL");
+  }
+  int64_t unused;
+  if (!ParseRfc3339(rv.date, &unused)) {
+    return c.Fail(rw + ".date", "not an RFC 3339 date (e.g. 2025-03-01)");
+  }
+
+  const json* examples = c.Object(r, "examples", where, false);
+  if (!c.ok()) return false;
+  if (examples != nullptr) {
+    std::string ew = field("examples");
+    if (!c.OnlyKeys(*examples, ew, {"match", "no_match"})) return false;
+    if (!c.StringArray(*examples, "match", ew, limits.max_string_bytes,
+                       &rule->examples_match, true) ||
+        !c.StringArray(*examples, "no_match", ew, limits.max_string_bytes,
+                       &rule->examples_no_match, true)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadInfo(Checker& c, const json& root, ListInfo* info) {
+  const json* list = c.Object(root, "list", "", true);
+  if (list == nullptr) return false;
+  if (!c.OnlyKeys(*list, "list", {"id", "name", "publisher", "version", "issued",
+                                  "expires", "description"})) {
+    return false;
+  }
+  if (!c.String(*list, "id", "list", true, 64, &info->id)) return false;
+  if (!IsValidId(info->id, 64)) {
+    return c.Fail("list.id", "must be lower-case letters, digits, '.', '_' or '-'");
+  }
+  std::string description;
+  if (!c.String(*list, "name", "list", true, 200, &info->name) ||
+      !c.String(*list, "description", "list", false, 2000, &description)) {
+    return false;
+  }
+  const json* publisher = c.Object(*list, "publisher", "list", true);
+  if (publisher == nullptr) return false;
+  if (!c.OnlyKeys(*publisher, "list.publisher", {"name", "url"}) ||
+      !c.String(*publisher, "name", "list.publisher", true, 200, &info->publisher_name) ||
+      !c.String(*publisher, "url", "list.publisher", true, 2000, &info->publisher_url)) {
+    return false;
+  }
+  if (!StartsWith(info->publisher_url, "https://")) {
+    return c.Fail("list.publisher.url", "must be an https:// URL");
+  }
+  auto version = list->find("version");
+  if (version == list->end()) return c.Fail("list.version", "missing required field");
+  if (!version->is_number_integer()) return c.Fail("list.version", "must be an integer");
+  if (version->is_number_unsigned() ? version->get<uint64_t>() > kMaxSafeInteger
+                                    : (version->get<int64_t>() < 0)) {
+    return c.Fail("list.version", "must be from 0 to 2^53-1");
+  }
+  info->version = version->get<int64_t>();
+  if (!c.String(*list, "issued", "list", true, 64, &info->issued) ||
+      !c.String(*list, "expires", "list", true, 64, &info->expires)) {
+    return false;
+  }
+  // issued/expires need a time of day: a list's lifetime is checked to the second.
+  if (info->issued.size() <= 10 || !ParseRfc3339(info->issued, &info->issued_unix)) {
+    return c.Fail("list.issued", "not an RFC 3339 date-time (e.g. 2026-01-31T00:00:00Z)");
+  }
+  if (info->expires.size() <= 10 || !ParseRfc3339(info->expires, &info->expires_unix)) {
+    return c.Fail("list.expires", "not an RFC 3339 date-time (e.g. 2026-01-31T00:00:00Z)");
+  }
+  if (info->expires_unix <= info->issued_unix) {
+    return c.Fail("list.expires", "must be after list.issued");
+  }
+  return true;
+}
+
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+bool Digits(std::string_view s, size_t at, size_t n, int* out) {
+  if (at + n > s.size()) return false;
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+const char* RatingName(Rating rating) {
+  switch (rating) {
+    case Rating::kFalse: return "false";
+    case Rating::kAltered: return "altered";
+    case Rating::kPartlyFalse: return "partly_false";
+    case Rating::kMissingContext: return "missing_context";
+    case Rating::kSatire: return "satire";
+    case Rating::kTrue: return "true";
+  }
+  return "false";
+}
+
+const char* SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kLow: return "low";
+    case Severity::kMedium: return "medium";
+    case Severity::kHigh: return "high";
+    case Severity::kCritical: return "critical";
+  }
+  return "low";
+}
+
+bool ParseRating(std::string_view name, Rating* out) {
+  for (int i = 0; i < kRatingCount; ++i) {
+    if (name == RatingName(static_cast<Rating>(i))) {
+      *out = static_cast<Rating>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseSeverity(std::string_view name, Severity* out) {
+  for (int i = 0; i < kSeverityCount; ++i) {
+    if (name == SeverityName(static_cast<Severity>(i))) {
+      *out = static_cast<Severity>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseRfc3339(std::string_view s, int64_t* unix_seconds) {
+  int year, month, day;
+  if (!Digits(s, 0, 4, &year) || s.size() < 10 || s[4] != '-' || !Digits(s, 5, 2, &month) ||
+      s[7] != '-' || !Digits(s, 8, 2, &day)) {
+    return false;
+  }
+  static const int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1]) return false;
+  bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month == 2 && day == 29 && !leap) return false;
+  int64_t seconds = DaysFromCivil(year, month, day) * 86400;
+  if (s.size() == 10) {
+    *unix_seconds = seconds;
+    return true;
+  }
+  int hour, minute, second;
+  if ((s[10] != 'T' && s[10] != 't') || !Digits(s, 11, 2, &hour) || s.size() < 19 ||
+      s[13] != ':' || !Digits(s, 14, 2, &minute) || s[16] != ':' ||
+      !Digits(s, 17, 2, &second) || hour > 23 || minute > 59 || second > 60) {
+    return false;
+  }
+  size_t i = 19;
+  if (i < s.size() && s[i] == '.') {
+    size_t start = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  int64_t offset = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int oh, om;
+    if (!Digits(s, i + 1, 2, &oh) || i + 3 >= s.size() || s[i + 3] != ':' ||
+        !Digits(s, i + 4, 2, &om) || oh > 23 || om > 59) {
+      return false;
+    }
+    offset = (oh * 3600 + om * 60) * (s[i] == '+' ? 1 : -1);
+    i += 6;
+  } else {
+    return false;
+  }
+  if (i != s.size()) return false;
+  *unix_seconds = seconds + hour * 3600 + minute * 60 + std::min(second, 59) - offset;
+  return true;
+}
+
+Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out) {
+  *out = RuleList();
+  if (text.size() > limits.max_list_bytes) {
+    return Status(ErrorKind::kLimit, "list of " + std::to_string(text.size()) +
+                                         " bytes exceeds the limit of " +
+                                         std::to_string(limits.max_list_bytes));
+  }
+  json root;
+  LimitedDomBuilder builder(limits, &root);
+  bool parsed = json::sax_parse(text.begin(), text.end(), &builder);
+  if (!parsed || !builder.status().ok()) {
+    if (!builder.status().ok()) return builder.status();
+    return Status(ErrorKind::kFormat, "not a JSON document");
+  }
+  if (!root.is_object()) return Status(ErrorKind::kFormat, "a list must be a JSON object");
+
+  Checker c(limits);
+  RuleList list;
+  if (!c.OnlyKeys(root, "", {"format", "list", "rules"})) return c.status();
+  if (!c.String(root, "format", "", true, 64, &list.info.format)) return c.status();
+  if (list.info.format != kFormatV1) {
+    return Status(ErrorKind::kFormat, "format: \"" + list.info.format +
+                                          "\" is not supported (expected \"factlens/1\")");
+  }
+  if (!ReadInfo(c, root, &list.info)) return c.status();
+  auto rules = root.find("rules");
+  if (rules == root.end()) return Status(ErrorKind::kFormat, "rules: missing required field");
+  if (!rules->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
+  list.rules.resize(rules->size());
+  std::unordered_set<std::string> ids;
+  ids.reserve(rules->size());
+  for (size_t i = 0; i < rules->size(); ++i) {
+    if (!ReadRule(c, (*rules)[i], i, limits, &list.rules[i])) return c.status();
+    if (!ids.insert(list.rules[i].id).second) {
+      return Status(ErrorKind::kFormat, "rules[" + std::to_string(i) + "] (id \"" +
+                                            list.rules[i].id +
+                                            "\"): id: duplicate rule id");
+    }
+    // Free each rule's JSON as soon as it is read: peak memory stays near one copy.
+    (*rules)[i] = nullptr;
+  }
+  *out = std::move(list);
+  return Status::Ok();
+}
+
+}  // namespace factlens

@@ -1,0 +1,110 @@
+// Types for the factlens JavaScript API (web/index.js).
+
+export type ErrorKind =
+  | 'format' | 'limit' | 'signature' | 'key' | 'rollback' | 'expired'
+  | 'unsupported' | 'not_found' | 'disposed' | 'argument';
+
+/** Thrown by every failing engine call; `kind` says what went wrong. */
+export class FactlensError extends Error {
+  constructor(kind: ErrorKind, message: string);
+  readonly kind: ErrorKind;
+}
+
+export type Rating = 'false' | 'altered' | 'partly_false' | 'missing_context' | 'satire' | 'true';
+export type Severity = 'low' | 'medium' | 'high' | 'critical';
+/** Ordered: demote includes the label, hide includes the demotion. */
+export type Action = 'none' | 'label' | 'demote' | 'hide';
+export type Stance = 'repeats' | 'debunks' | 'unclear';
+export type MatchKind = 'pattern' | 'keywords' | 'url' | 'domain' | 'similar';
+
+export interface ListInfo {
+  id: string;
+  name: string;
+  publisher: { name: string; url: string };
+  version: number;
+  issued: string;
+  expires: string;
+  ruleCount: number;
+  signed: boolean;
+}
+
+export interface LoadOptions {
+  /** The minisign signature file's text. */
+  signature?: string;
+  /** The publisher's minisign public key, pinned by the caller. */
+  publicKey?: string;
+  /** The version last accepted for this list id; an older list is refused (`rollback`). */
+  lastVersion?: number;
+  /** Load an unsigned draft. Authoring tools only; never for lists readers act on. */
+  allowUnsigned?: boolean;
+}
+
+export interface CheckContext {
+  /** The reader's region, ISO 3166-1 alpha-2 ("DE"). */
+  region?: string;
+  /** The post's language, BCP 47 ("de"). */
+  language?: string;
+}
+
+export interface Review {
+  url: string;
+  title: string;
+  publisher: string;
+  date: string;
+}
+
+export interface Match {
+  listId: string;
+  ruleId: string;
+  kind: MatchKind;
+  /** In (0, 1]. */
+  score: number;
+  action: Action;
+  rating: Rating;
+  severity: Severity;
+  stance: Stance;
+  /** UTF-16 [start, end) indices into the text as given to check(). */
+  spans: Array<[number, number]>;
+  claim: string;
+  review: Review;
+}
+
+export interface Verdict {
+  action: Action;
+  rating: Rating | null;
+  severity: Severity | null;
+  score: number;
+  stance: Stance;
+  /** Strongest first. */
+  matches: Match[];
+}
+
+export interface Policy {
+  ratings?: Partial<Record<Rating, Action>>;
+  /** Applied on top of the rating's action; the stronger wins. */
+  severities?: Partial<Record<Severity, Action>>;
+  /** Severity actions only where the reader's region is one of the rule's regions. */
+  severityOnlyInRegions?: boolean;
+  /** Matches scoring below this are ignored. */
+  minScore?: number;
+}
+
+export interface Engine {
+  loadList(listText: string, options?: LoadOptions): ListInfo;
+  unloadList(listId: string): void;
+  lists(): ListInfo[];
+  check(text: string, context?: CheckContext): Verdict;
+  checkBatch(texts: string[], context?: CheckContext): Verdict[];
+  search(text: string, k?: number): never;
+  /** Replaces the policy with the defaults overridden by `policy`. */
+  setPolicy(policy?: Policy): void;
+  getPolicy(): Required<Policy>;
+  dispose(): void;
+}
+
+export interface CreateEngineOptions {
+  /** Where the .wasm file is served; defaults to next to this module. */
+  wasmUrl?: string | URL;
+}
+
+export function createEngine(options?: CreateEngineOptions): Promise<Engine>;
