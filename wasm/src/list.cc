@@ -8,7 +8,9 @@
 #include "factlens/list.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -295,6 +297,30 @@ bool IsLanguageTag(const std::string& s) {
 
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+// A match.urls entry: "http(s)://host/..." or a bare domain "example.com" (ASCII;
+// international names in punycode), with at least one dot.
+bool IsUrlOrDomain(const std::string& s) {
+  std::string host = s;
+  for (const char* scheme : {"https://", "http://"}) {
+    if (StartsWith(s, scheme)) {
+      host = s.substr(std::strlen(scheme));
+      host = host.substr(0, host.find_first_of("/?#"));
+      size_t at = host.rfind('@');
+      if (at != std::string::npos) host = host.substr(at + 1);
+      host = host.substr(0, host.find(':'));
+      break;
+    }
+  }
+  if (host.empty() || host.find('.') == std::string::npos || host.front() == '.' ||
+      host.back() == '.') {
+    return false;
+  }
+  return std::all_of(host.begin(), host.end(), [](char ch) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    return std::isalnum(c) || c == '-' || c == '.';
+  });
+}
+
 // Returns the offset of the '(' that is never closed in `pattern`, skipping
 // escapes and character classes; or 0 if none is found.
 size_t UnclosedParenOffset(const std::string& pattern) {
@@ -396,6 +422,13 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
                     "\"" + rule->regions[i] + "\" is not an ISO 3166-1 alpha-2 code (e.g. \"DE\")");
     }
   }
+  for (size_t i = 1; i < rule->regions.size(); ++i) {
+    if (std::find(rule->regions.begin(), rule->regions.begin() + i, rule->regions[i]) !=
+        rule->regions.begin() + i) {
+      return c.Fail(field("regions[" + std::to_string(i) + "]"),
+                    "\"" + rule->regions[i] + "\" is listed twice");
+    }
+  }
   if (!c.StringArray(r, "languages", where, 35, &rule->languages)) return false;
   for (size_t i = 0; i < rule->languages.size(); ++i) {
     if (!IsLanguageTag(rule->languages[i])) {
@@ -453,6 +486,13 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   }
   if (!c.StringArray(*match, "similar", mw, 1000, &rule->similar)) return false;
   if (!c.StringArray(*match, "urls", mw, 2000, &rule->urls)) return false;
+  for (size_t i = 0; i < rule->urls.size(); ++i) {
+    if (!IsUrlOrDomain(rule->urls[i])) {
+      return c.Fail(mw + ".urls[" + std::to_string(i) + "]",
+                    "\"" + rule->urls[i] + "\" is neither an http(s) URL nor a domain "
+                    "like example.com");
+    }
+  }
   if (rule->patterns.empty() && rule->keywords.empty() && rule->similar.empty() &&
       rule->urls.empty()) {
     return c.Fail(mw, "needs at least one of patterns, keywords, similar, urls");

@@ -799,15 +799,20 @@ void AppendLiteral(std::string_view lit, std::string* out) {
   }
 }
 
-// Appends a single quantified literal atom, grouped if it is not one code point.
+// Appends a literal code point that a quantifier follows, grouped if it does not
+// normalise to exactly one code point.
 void AppendQuantifiedAtom(std::string_view atom, std::string* out) {
   NormalizedText t;
   Options opts;
   opts.find_urls = false;
   opts.edge_spaces = true;
   Normalizer<false>(atom, opts, &t).Run();
+  if (t.text.empty()) {
+    out->append(atom);  // Only ignorable code points: kept, so the pattern stays valid.
+    return;
+  }
   int32_t cp;
-  if (!t.text.empty() &&
+  if (
       DecodeUtf8(reinterpret_cast<const unsigned char*>(t.text.data()), t.text.size(), 0,
                  &cp) == t.text.size()) {
     out->append(t.text);
