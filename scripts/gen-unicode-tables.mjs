@@ -13,9 +13,8 @@
 //    Cyrillic "Н" looks like "H" but its lower case "н" looks like small-capital
 //    "ʜ", not "h"), so upper- and lower-case sources are listed as the data gives
 //    them; lower-case forms are not added on their own (that would turn "Москва"
-//    into "mockba"). When an upper-case source has a lower-case form that is itself
-//    a source, the lower-case mapping wins because case folding decides what the
-//    word becomes: Cyrillic "І" -> "i" (the data says "l", as for Latin "I").
+//    into "mockba"). The prototype "l" also stands for "I"; an upper-case source
+//    with that prototype looks like "I", which folds to "i": Cyrillic "І" -> "i".
 //  kLatinLetters: ranges of letters (L*) in the Latin script.
 //
 // Usage: node scripts/gen-unicode-tables.mjs --confusables confusables.json --out x.inc
@@ -53,20 +52,12 @@ function asciiTarget(src, proto) {
 }
 
 function buildLookalikes(confusables) {
-  const direct = new Map();  // code point -> letter
+  const out = new Map();  // code point -> letter
   for (const [src, proto] of Object.entries(confusables)) {
-    const t = asciiTarget(src, proto);
-    if (t) direct.set(src.codePointAt(0), t);
-  }
-  const out = new Map();
-  for (const [cp, t] of direct) {
-    const lower = String.fromCodePoint(cp).toLowerCase();
-    let target = t;
-    if (isSingle(lower) && lower.codePointAt(0) !== cp) {
-      const own = direct.get(lower.codePointAt(0));
-      if (own) target = own;
-    }
-    out.set(cp, target);
+    let t = asciiTarget(src, proto);
+    if (!t) continue;
+    if (proto === 'l' && src.toLowerCase() !== src) t = 'i';
+    out.set(src.codePointAt(0), t);
   }
   return [...out.entries()].sort((a, b) => a[0] - b[0]);
 }

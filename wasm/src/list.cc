@@ -80,8 +80,9 @@ class LimitedDomBuilder {
     std::string what = ex.what();
     size_t at = what.find("line ");
     std::string message = at == std::string::npos ? what : what.substr(at);
-    // nlohmann says "line 3, column 7: ..." already; keep it as is.
-    return Fail(ErrorKind::kFormat, message);
+    // A syntax error is located by line and column, not by JSON path.
+    if (status_.ok()) status_ = Status(ErrorKind::kFormat, message);
+    return false;
   }
 
   const Status& status() const { return status_; }
@@ -371,7 +372,8 @@ std::string PatternSyntaxError(const std::string& pattern) {
 
 bool ReadTerms(Checker& c, const json& set, const char* key, const std::string& where,
                std::vector<std::string>* out) {
-  if (!c.StringArray(set, key, where, 200, out)) return false;
+  // Empty term arrays are allowed; the set needs some term in all or any.
+  if (!c.StringArray(set, key, where, 200, out, /*allow_empty=*/true)) return false;
   for (size_t i = 0; i < out->size(); ++i) {
     const std::string& t = (*out)[i];
     if (t == "*") {

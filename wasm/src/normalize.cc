@@ -291,7 +291,6 @@ struct Item {
   char look;
 };
 
-inline bool IsLetterCls(Cls c) { return c <= kOther; }
 inline bool IsLeet(const Item& it) {
   if (it.cls == kDollar || it.cls == kAt) return true;
   return it.cls == kDigit && (it.cp == '0' || it.cp == '1' || it.cp == '3' ||
@@ -327,7 +326,10 @@ class Normalizer {
     const auto* s = reinterpret_cast<const unsigned char*>(in_.data());
     const size_t n = in_.size();
     out_->text.reserve(n);
-    if (kOrigin) out_->origin.reserve(n);
+    if (kOrigin) {
+      out_->origin.reserve(n);
+      out_->words.reserve(n / 6);
+    }
     size_t url_retry = 0;  // No URL is looked for before this offset.
     size_t i = 0;
     while (i < n) {
@@ -377,6 +379,7 @@ class Normalizer {
  private:
   void Push(uint32_t cp, uint32_t b, uint32_t e, Cls cls, char look = 0) {
     word_.push_back(Item{cp, b, e, cls, look});
+    word_special_ |= cls != kLatin;
   }
 
   void Separator() {
@@ -438,6 +441,14 @@ class Normalizer {
   // Applies the word-level rules to the candidate word in word_ and emits it.
   void FlushWord() {
     if (word_.empty()) return;
+    if (!word_special_) {  // Only Latin letters: emitted as they are.
+      BeginWord();
+      for (const Item& it : word_) Emit(it.cp, it.begin, it.end);
+      EndWord();
+      word_.clear();
+      return;
+    }
+    word_special_ = false;
     size_t first = 0;
     while (first < word_.size() && word_[first].cls == kAt) ++first;  // Mentions.
     if (first > 0) pending_sep_ = true;
@@ -478,6 +489,7 @@ class Normalizer {
       uint32_t cp = it.cp;
       if (it.cls == kDollar || it.cls == kAt) {
         if (!map_leet) {
+          if (in_word) EndWord();
           in_word = false;
           pending_sep_ = true;
           continue;
@@ -517,10 +529,11 @@ class Normalizer {
     std::string& text = out_->text;
     if (cp < 0x80) {
       text.push_back(static_cast<char>(cp));
+      if (kOrigin) out_->origin.push_back(ByteRange{b, e});
     } else {
       AppendUtf8(cp, &text);
+      if (kOrigin) out_->origin.resize(text.size(), ByteRange{b, e});
     }
-    if (kOrigin) out_->origin.resize(text.size(), ByteRange{b, e});
     last_end_ = e;
   }
 
@@ -549,6 +562,7 @@ class Normalizer {
   uint32_t last_end_ = 0;
   size_t word_start_ = 0;
   bool pending_sep_ = false;
+  bool word_special_ = false;  // word_ holds something other than Latin letters.
 };
 
 // ---------------------------------------------------------------------------
