@@ -90,7 +90,8 @@ inline void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
-    char b[2] = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+    char b[2] = {static_cast<char>(0xC0 | (cp >> 6)),
+                 static_cast<char>(0x80 | (cp & 0x3F))};
     out->append(b, 2);
   } else if (cp < 0x10000) {
     char b[3] = {static_cast<char>(0xE0 | (cp >> 12)),
@@ -293,18 +294,25 @@ struct Item {
 
 inline bool IsLeet(const Item& it) {
   if (it.cls == kDollar || it.cls == kAt) return true;
-  return it.cls == kDigit && (it.cp == '0' || it.cp == '1' || it.cp == '3' ||
-                              it.cp == '4' || it.cp == '5');
+  return it.cls == kDigit &&
+         (it.cp == '0' || it.cp == '1' || it.cp == '3' || it.cp == '4' || it.cp == '5');
 }
 inline char LeetLetter(uint32_t cp) {
   switch (cp) {
-    case '0': return 'o';
-    case '1': return 'i';
-    case '3': return 'e';
-    case '4': return 'a';
-    case '5': return 's';
-    case '$': return 's';
-    case '@': return 'a';
+    case '0':
+      return 'o';
+    case '1':
+      return 'i';
+    case '3':
+      return 'e';
+    case '4':
+      return 'a';
+    case '5':
+      return 's';
+    case '$':
+      return 's';
+    case '@':
+      return 'a';
   }
   return static_cast<char>(cp);
 }
@@ -458,9 +466,15 @@ class Normalizer {
     for (size_t j = first; j < word_.size(); ++j) {
       const Item& it = word_[j];
       switch (it.cls) {
-        case kLatin: ++letters, ++latin; break;
-        case kLook: ++letters, ++looks; break;
-        case kOther: ++letters, ++others; break;
+        case kLatin:
+          ++letters, ++latin;
+          break;
+        case kLook:
+          ++letters, ++looks;
+          break;
+        case kOther:
+          ++letters, ++others;
+          break;
         default:
           if (IsLeet(it)) {
             if (leet == 0) leet_first = j;
@@ -575,14 +589,35 @@ struct TrackingParam {
   const char* host;
 };
 constexpr TrackingParam kTrackingParams[] = {
-    {"fbclid", ""},      {"gclid", ""},       {"gclsrc", ""},     {"dclid", ""},
-    {"gbraid", ""},      {"wbraid", ""},      {"msclkid", ""},    {"mc_cid", ""},
-    {"mc_eid", ""},      {"igshid", ""},      {"igsh", ""},       {"yclid", ""},
-    {"twclid", ""},      {"ttclid", ""},      {"li_fat_id", ""},  {"_ga", ""},
-    {"_gl", ""},         {"_hsenc", ""},      {"_hsmi", ""},      {"mkt_tok", ""},
-    {"ref_src", ""},     {"ref_url", ""},     {"si", ""},         {"s", "x.com"},
-    {"s", "twitter.com"}, {"t", "x.com"},     {"t", "twitter.com"},
-    {"feature", "youtube.com"}, {"feature", "youtu.be"},
+    {"fbclid", ""},
+    {"gclid", ""},
+    {"gclsrc", ""},
+    {"dclid", ""},
+    {"gbraid", ""},
+    {"wbraid", ""},
+    {"msclkid", ""},
+    {"mc_cid", ""},
+    {"mc_eid", ""},
+    {"igshid", ""},
+    {"igsh", ""},
+    {"yclid", ""},
+    {"twclid", ""},
+    {"ttclid", ""},
+    {"li_fat_id", ""},
+    {"_ga", ""},
+    {"_gl", ""},
+    {"_hsenc", ""},
+    {"_hsmi", ""},
+    {"mkt_tok", ""},
+    {"ref_src", ""},
+    {"ref_url", ""},
+    {"si", ""},
+    {"s", "x.com"},
+    {"s", "twitter.com"},
+    {"t", "x.com"},
+    {"t", "twitter.com"},
+    {"feature", "youtube.com"},
+    {"feature", "youtu.be"},
 };
 
 bool HostIs(std::string_view host, std::string_view domain) {
@@ -703,7 +738,8 @@ size_t EscapeLength(std::string_view p, size_t i) {
   if (c == 'p' || c == 'P') {
     if (i + 2 >= n) return n - i;
     int32_t cp;
-    return 2 + DecodeUtf8(reinterpret_cast<const unsigned char*>(p.data()), n, i + 2, &cp);
+    return 2 +
+           DecodeUtf8(reinterpret_cast<const unsigned char*>(p.data()), n, i + 2, &cp);
   }
   if (c == 'x') return std::min<size_t>(4, n - i);
   if (c == 'Q') {
@@ -735,7 +771,8 @@ size_t BraceQuantifierLength(std::string_view p, size_t i) {
 bool IsQuantifierAt(std::string_view p, size_t i) {
   if (i >= p.size()) return false;
   char c = p[i];
-  return c == '*' || c == '+' || c == '?' || (c == '{' && BraceQuantifierLength(p, i) > 0);
+  return c == '*' || c == '+' || c == '?' ||
+         (c == '{' && BraceQuantifierLength(p, i) > 0);
 }
 
 // Copies the character class starting at p[i] ('['), folding its letters; returns
@@ -747,7 +784,8 @@ size_t CopyClass(std::string_view p, size_t i, std::string* out) {
   ++i;
   if (i < n && p[i] == '^') out->push_back(p[i++]);
   bool first = true;
-  // A pending single literal code point that may start a range.
+  bool after_atom = false;  // The last thing copied can start a range.
+  bool range_high = false;  // The next literal ends a range: copied as is.
   while (i < n) {
     char c = p[i];
     if (c == ']' && !first) {
@@ -755,29 +793,39 @@ size_t CopyClass(std::string_view p, size_t i, std::string* out) {
       return i + 1;
     }
     first = false;
-    if (c == '[' && i + 1 < n && p[i + 1] == ':') {
-      size_t close = p.find(":]", i + 2);
-      size_t end = close == std::string_view::npos ? i + 1 : close + 2;
-      out->append(p.substr(i, end - i));
-      i = end;
-      continue;
-    }
-    if (c == '\\') {
-      size_t len = EscapeLength(p, i);
+    if ((c == '[' && i + 1 < n && p[i + 1] == ':') || c == '\\') {
+      size_t len;
+      if (c == '\\') {
+        len = EscapeLength(p, i);
+      } else {
+        size_t close = p.find(":]", i + 2);
+        len = (close == std::string_view::npos ? i + 1 : close + 2) - i;
+      }
       out->append(p.substr(i, len));
       i += len;
+      after_atom = !range_high;
+      range_high = false;
+      continue;
+    }
+    if (c == '-' && after_atom && i + 1 < n && p[i + 1] != ']') {
+      out->push_back('-');
+      ++i;
+      after_atom = false;
+      range_high = true;
       continue;
     }
     int32_t lo;
     size_t len = DecodeUtf8(s, n, i, &lo);
-    if (lo < 0) {
-      out->push_back(c);
-      ++i;
+    bool starts_range = i + len + 1 < n && p[i + len] == '-' && p[i + len + 1] != ']';
+    if (lo < 0 || range_high) {
+      out->append(p.substr(i, len));
+      i += len;
+      after_atom = false;
+      range_high = false;
       continue;
     }
-    // A range lo-hi with a literal hi.
-    if (i + len + 1 < n && p[i + len] == '-' && p[i + len + 1] != ']' &&
-        p[i + len + 1] != '\\' && p[i + len + 1] != '[') {
+    if (starts_range && p[i + len + 1] != '\\' && p[i + len + 1] != '[') {
+      // lo-hi, both literal: folded if that keeps lo <= hi.
       int32_t hi;
       size_t hlen = DecodeUtf8(s, n, i + len + 1, &hi);
       if (hi >= 0) {
@@ -787,11 +835,14 @@ size_t CopyClass(std::string_view p, size_t i, std::string* out) {
         out->push_back('-');
         AppendUtf8(static_cast<uint32_t>(fhi), out);
         i += len + 1 + hlen;
+        after_atom = false;
         continue;
       }
     }
-    AppendUtf8(static_cast<uint32_t>(FoldClassChar(lo)), out);
+    // A range with an escape at one end keeps its literal end as is.
+    AppendUtf8(static_cast<uint32_t>(starts_range ? lo : FoldClassChar(lo)), out);
     i += len;
+    after_atom = true;
   }
   return n;  // Unterminated: copied as is (already invalid).
 }
@@ -826,8 +877,7 @@ void AppendQuantifiedAtom(std::string_view atom, std::string* out) {
     return;
   }
   int32_t cp;
-  if (
-      DecodeUtf8(reinterpret_cast<const unsigned char*>(t.text.data()), t.text.size(), 0,
+  if (DecodeUtf8(reinterpret_cast<const unsigned char*>(t.text.data()), t.text.size(), 0,
                  &cp) == t.text.size()) {
     out->append(t.text);
   } else {
@@ -945,9 +995,7 @@ std::string NormalizePattern(std::string_view p) {
   std::string out;
   out.reserve(p.size());
   size_t n = p.size(), i = 0, lit = 0;  // p[lit, i) is pending literal text.
-  auto flush = [&](size_t end) {
-    AppendLiteral(p.substr(lit, end - lit), &out);
-  };
+  auto flush = [&](size_t end) { AppendLiteral(p.substr(lit, end - lit), &out); };
   while (i < n) {
     char c = p[i];
     size_t len = 0;  // Length of a syntax token at i, copied as is.
@@ -976,7 +1024,14 @@ std::string NormalizePattern(std::string_view p) {
       case '{':
         len = BraceQuantifierLength(p, i);
         break;
-      case '.': case '+': case '*': case '?': case ')': case '|': case '^': case '$':
+      case '.':
+      case '+':
+      case '*':
+      case '?':
+      case ')':
+      case '|':
+      case '^':
+      case '$':
         len = 1;
         break;
       default:
