@@ -118,7 +118,14 @@ function main() {
   } catch {
     // Not generated yet.
   }
-  if (old === content) return;
+  if (old === content) {
+    // Unchanged: keep the content but mark it up to date, so the build tool does
+    // not run this again on every build (and nothing that includes it recompiles
+    // needlessly: the bytes are the same, only the time moves).
+    const now = new Date();
+    fs.utimesSync(args.out, now, now);
+    return;
+  }
   fs.mkdirSync(path.dirname(path.resolve(args.out)), {recursive: true});
   const tmp = `${args.out}.tmp${process.pid}`;
   fs.writeFileSync(tmp, content);

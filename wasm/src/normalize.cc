@@ -991,6 +991,13 @@ std::string_view CanonicalHost(std::string_view canonical_url) {
   return canonical_url.substr(0, canonical_url.find_first_of("/?#"));
 }
 
+// Syntax is copied as is: escapes (\Q...\E, \p{..}, \x{..} as units), '(?flags',
+// '(?P<name>', repetition braces, metacharacters. Classes are copied with their
+// literal letters folded one by one (ranges only if they stay ordered). The literal
+// text between syntax is normalised like a post, punctuation included ("covid-19"
+// -> "covid 19", as posts read), keeping a space where it starts or ends with a
+// separator. A literal code point followed by a quantifier is normalised alone and
+// grouped if it becomes more than one code point ("ß?" -> "(?:ss)?").
 std::string NormalizePattern(std::string_view p) {
   std::string out;
   out.reserve(p.size());

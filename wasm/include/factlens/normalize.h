@@ -55,7 +55,8 @@ std::string NormalizeToString(std::string_view utf8);
 // lower-cased, tracking parameters (utm_*, fbclid, gclid, ...) and fragment
 // removed, trailing slash dropped: "https://WWW.Example.com/a/?utm_source=x#top"
 // -> "example.com/a". Returns an empty string if `url` is not an http(s) URL or
-// a bare host name with a path.
+// a bare host name with a path. (A bare host needs a dot and a top-level label
+// that is not all digits; its path may be empty: "example.com" is accepted.)
 std::string CanonicalizeUrl(std::string_view url);
 
 // Returns the host part of a canonical URL ("example.com/a" -> "example.com").
