@@ -12,7 +12,7 @@ DEPS=$ROOT/.deps
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------
-PACKAGES=(cmake ninja-build g++ emscripten nlohmann-json3-dev catch2 dpkg-dev)
+PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

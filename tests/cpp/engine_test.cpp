@@ -1,11 +1,11 @@
 // Tests of the engine: the shared cases (also run against the wasm build by
 // tests/js/engine.test.mjs), whole-or-nothing loading, the demo list's examples.
-#include <catch2/catch.hpp>
+#include "factlens/engine.h"
 
+#include <catch2/catch.hpp>
 #include <set>
 #include <string>
 
-#include "factlens/engine.h"
 #include "test_util.h"
 
 namespace factlens {
@@ -53,7 +53,8 @@ TEST_CASE("engine: the shared cases give the expected verdicts", "[engine]") {
         kinds.push_back(m["kind"]);
       }
       CHECK(ids == want["ruleIds"].get<std::vector<std::string>>());
-      if (want.contains("kinds")) CHECK(kinds == want["kinds"].get<std::vector<std::string>>());
+      if (want.contains("kinds"))
+        CHECK(kinds == want["kinds"].get<std::vector<std::string>>());
       if (want.contains("spans")) {
         for (const json& m : got["matches"]) {
           if (want["spans"].contains(m["ruleId"].get<std::string>())) {
@@ -113,11 +114,13 @@ TEST_CASE("engine: unsigned lists need allowUnsigned; signatures are not yet sup
 
 TEST_CASE("engine: a failed load leaves the engine exactly as it was", "[engine]") {
   Engine engine;
-  std::string v1 = ListWithRules("[" + RuleJson("a", R"({"patterns":["alpha"]})") + "]", 1);
+  std::string v1 =
+      ListWithRules("[" + RuleJson("a", R"({"patterns":["alpha"]})") + "]", 1);
   REQUIRE(engine.LoadList(v1, Unsigned(), nullptr).ok());
   // The broken rule comes after a good one: nothing of the new version may stay.
   std::string bad = ListWithRules("[" + RuleJson("b", R"({"patterns":["beta"]})") + "," +
-                                      RuleJson("c", R"({"patterns":["(gamma"]})") + "]", 2);
+                                      RuleJson("c", R"({"patterns":["(gamma"]})") + "]",
+                                  2);
   Status s = engine.LoadList(bad, Unsigned(), nullptr);
   CHECK(s.kind() == ErrorKind::kFormat);
   REQUIRE(engine.Lists().size() == 1);
@@ -125,22 +128,36 @@ TEST_CASE("engine: a failed load leaves the engine exactly as it was", "[engine]
   CHECK(engine.Check("alpha", {}).action == Action::kDemote);
   CHECK(engine.Check("beta", {}).action == Action::kNone);
   // An oversized pattern fails at compile time, also whole.
-  std::string huge = ListWithRules("[" + RuleJson("b", R"({"patterns":["beta"]})") + "," +
-                                       RuleJson("c", R"({"patterns":["\\pL{1000}"]})") + "]", 2);
+  std::string huge =
+      ListWithRules("[" + RuleJson("b", R"({"patterns":["beta"]})") + "," +
+                        RuleJson("c", R"({"patterns":["\\pL{1000}"]})") + "]",
+                    2);
   CHECK(engine.LoadList(huge, Unsigned(), nullptr).kind() == ErrorKind::kLimit);
   CHECK(engine.Check("beta", {}).action == Action::kNone);
 }
 
-TEST_CASE("engine: a newer version replaces the list; an older one is a rollback", "[engine]") {
+TEST_CASE("engine: a newer version replaces the list; an older one is a rollback",
+          "[engine]") {
   Engine engine;
   LoadOptions o = Unsigned();
-  REQUIRE(engine.LoadList(ListWithRules("[" + RuleJson("a", R"({"patterns":["alpha"]})") + "]", 5), o, nullptr).ok());
+  REQUIRE(engine
+              .LoadList(ListWithRules(
+                            "[" + RuleJson("a", R"({"patterns":["alpha"]})") + "]", 5),
+                        o, nullptr)
+              .ok());
   o.last_version = 5;
-  Status s = engine.LoadList(ListWithRules("[" + RuleJson("a", R"({"patterns":["beta"]})") + "]", 4), o, nullptr);
+  Status s = engine.LoadList(
+      ListWithRules("[" + RuleJson("a", R"({"patterns":["beta"]})") + "]", 4), o,
+      nullptr);
   CHECK(s.kind() == ErrorKind::kRollback);
-  CHECK_THAT(s.message(), Catch::Contains("4 is older than the version already accepted (5)"));
+  CHECK_THAT(s.message(),
+             Catch::Contains("4 is older than the version already accepted (5)"));
   LoadedListInfo info;
-  REQUIRE(engine.LoadList(ListWithRules("[" + RuleJson("a", R"({"patterns":["beta"]})") + "]", 6), o, &info).ok());
+  REQUIRE(engine
+              .LoadList(
+                  ListWithRules("[" + RuleJson("a", R"({"patterns":["beta"]})") + "]", 6),
+                  o, &info)
+              .ok());
   CHECK(info.info.version == 6);
   CHECK(info.rule_count == 1);
   REQUIRE(engine.Lists().size() == 1);
@@ -150,7 +167,11 @@ TEST_CASE("engine: a newer version replaces the list; an older one is a rollback
 
 TEST_CASE("engine: lists unload by id", "[engine]") {
   Engine engine;
-  REQUIRE(engine.LoadList(ListWithRules("[" + RuleJson("a", R"({"patterns":["alpha"]})") + "]"), Unsigned(), nullptr).ok());
+  REQUIRE(
+      engine
+          .LoadList(ListWithRules("[" + RuleJson("a", R"({"patterns":["alpha"]})") + "]"),
+                    Unsigned(), nullptr)
+          .ok());
   CHECK(engine.UnloadList("nope").kind() == ErrorKind::kNotFound);
   CHECK(engine.UnloadList("t").ok());
   CHECK(engine.Lists().empty());
@@ -159,7 +180,11 @@ TEST_CASE("engine: lists unload by id", "[engine]") {
 
 TEST_CASE("engine: a 10 MB post is checked on its first megabyte", "[engine]") {
   Engine engine;
-  REQUIRE(engine.LoadList(ListWithRules("[" + RuleJson("a", R"({"patterns":["needle"]})") + "]"), Unsigned(), nullptr).ok());
+  REQUIRE(engine
+              .LoadList(
+                  ListWithRules("[" + RuleJson("a", R"({"patterns":["needle"]})") + "]"),
+                  Unsigned(), nullptr)
+              .ok());
   std::string head = "needle " + std::string(10u << 20, 'x');
   CHECK(engine.Check(head, {}).action == Action::kDemote);
   std::string tail = std::string(10u << 20, 'x') + " needle";

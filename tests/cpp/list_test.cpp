@@ -1,10 +1,10 @@
 // Tests of the list component: the factlens/1 parser, its errors and its limits.
-#include <catch2/catch.hpp>
+#include "factlens/list.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 
-#include "factlens/list.h"
 #include "test_util.h"
 
 namespace factlens {
@@ -24,13 +24,15 @@ Status Parse(const std::string& text, RuleList* out = nullptr,
 TEST_CASE("list: a complete rule reads every field", "[list]") {
   std::string text = ListWithRules(
       "[" +
-      RuleJson("r1",
-               R"({"patterns":["a+b"],"keywords":[{"all":["x"],"any":["y z"],"none":["w"],)"
-               R"("within":5}],"urls":["example.com"],"similar":["phrasing"]})",
-               "partly_false", "critical",
-               R"(,"regions":["IN","LK"],"languages":["en","pt-BR"],)"
-               R"("examples":{"match":["m"],"no_match":["n"]},"x-note":"ignored")") +
-      "]", 7);
+          RuleJson(
+              "r1",
+              R"({"patterns":["a+b"],"keywords":[{"all":["x"],"any":["y z"],"none":["w"],)"
+              R"("within":5}],"urls":["example.com"],"similar":["phrasing"]})",
+              "partly_false", "critical",
+              R"(,"regions":["IN","LK"],"languages":["en","pt-BR"],)"
+              R"("examples":{"match":["m"],"no_match":["n"]},"x-note":"ignored")") +
+          "]",
+      7);
   RuleList list;
   Status s = Parse(text, &list);
   REQUIRE(s.ok());
@@ -56,8 +58,8 @@ TEST_CASE("list: a complete rule reads every field", "[list]") {
 TEST_CASE("list: valid fixture lists and the demo list are accepted", "[list]") {
   namespace fs = std::filesystem;
   int count = 0;
-  for (const auto& entry :
-       fs::directory_iterator(std::string(FACTLENS_SOURCE_DIR) + "/tests/fixtures/lists/valid")) {
+  for (const auto& entry : fs::directory_iterator(std::string(FACTLENS_SOURCE_DIR) +
+                                                  "/tests/fixtures/lists/valid")) {
     std::string name = entry.path().filename().string();
     INFO(name);
     Status s = Parse(ReadSource("tests/fixtures/lists/valid/" + name));
@@ -103,14 +105,18 @@ TEST_CASE("list: semantic errors name the rule index, id and field", "[list]") {
                       RuleJson("5g-covid", R"({"patterns":["a","(5g|covid"]})") + "]";
   Status s = Parse(ListWithRules(rules));
   CHECK(s.kind() == ErrorKind::kFormat);
-  CHECK(s.message() == "rules[1] (id \"5g-covid\"): match.patterns[1]: missing ) at offset 0");
+  CHECK(s.message() ==
+        "rules[1] (id \"5g-covid\"): match.patterns[1]: missing ) at offset 0");
   s = Parse(ListWithRules("[" + RuleJson("r", R"({"patterns":["ab(cd"]})") + "]"));
   CHECK(s.message() == "rules[0] (id \"r\"): match.patterns[0]: missing ) at offset 2");
   s = Parse(ListWithRules("[" + RuleJson("r", R"({"patterns":["a**"]})") + "]"));
-  CHECK_THAT(s.message(), Catch::StartsWith("rules[0] (id \"r\"): match.patterns[0]: bad repetition operator"));
+  CHECK_THAT(s.message(),
+             Catch::StartsWith(
+                 "rules[0] (id \"r\"): match.patterns[0]: bad repetition operator"));
   s = Parse(ListWithRules("[" + RuleJson("r", R"({"keywords":[{"none":["x"]}]})") + "]"));
   CHECK(s.message() ==
-        "rules[0] (id \"r\"): match.keywords[0]: needs at least one term in \"all\" or \"any\"");
+        "rules[0] (id \"r\"): match.keywords[0]: needs at least one term in \"all\" or "
+        "\"any\"");
 }
 
 TEST_CASE("list: duplicate keys and duplicate rule ids are rejected", "[list]") {
@@ -142,17 +148,22 @@ TEST_CASE("list: limits are enforced with kind limit", "[list]") {
   CHECK_THAT(s.message(), Catch::Contains("more than 2 rules"));
 
   std::string long_pattern(2001, 'a');
-  s = Parse(ListWithRules("[" + RuleJson("a", R"({"patterns":[")" + long_pattern + R"("]})") + "]"));
+  s = Parse(ListWithRules(
+      "[" + RuleJson("a", R"({"patterns":[")" + long_pattern + R"("]})") + "]"));
   CHECK(s.kind() == ErrorKind::kLimit);
-  CHECK_THAT(s.message(), Catch::Contains("rules[0] (id \"a\"): match.patterns[0]: longer than 2000"));
+  CHECK_THAT(s.message(),
+             Catch::Contains("rules[0] (id \"a\"): match.patterns[0]: longer than 2000"));
 
   std::string huge_string(9000, 'a');
-  s = Parse(ListWithRules("[" + RuleJson("a", R"({"similar":[")" + huge_string + R"("]})") + "]"));
+  s = Parse(ListWithRules(
+      "[" + RuleJson("a", R"({"similar":[")" + huge_string + R"("]})") + "]"));
   CHECK(s.kind() == ErrorKind::kLimit);
 
   std::string many = "[";
-  for (int i = 0; i < 257; ++i) many += std::string(i ? "," : "") + "\"t" + std::to_string(i) + "\"";
-  s = Parse(ListWithRules("[" + RuleJson("a", R"({"keywords":[{"any":)" + many + "]}]}") + "]"));
+  for (int i = 0; i < 257; ++i)
+    many += std::string(i ? "," : "") + "\"t" + std::to_string(i) + "\"";
+  s = Parse(ListWithRules("[" + RuleJson("a", R"({"keywords":[{"any":)" + many + "]}]}") +
+                          "]"));
   CHECK(s.kind() == ErrorKind::kLimit);
   CHECK_THAT(s.message(), Catch::Contains("more than 256 entries"));
 }

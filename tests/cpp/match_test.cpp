@@ -1,9 +1,9 @@
 // Tests of the match component: patterns, keyword sets with proximity, URLs.
-#include <catch2/catch.hpp>
+#include "factlens/match.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 
-#include "factlens/match.h"
 #include "test_util.h"
 
 namespace factlens {
@@ -42,7 +42,8 @@ std::string Spanned(const std::string& text, const ByteRange& r) {
 
 TEST_CASE("match: a pattern matches normalised text and its span maps back", "[match]") {
   auto c = OneRule(R"({"patterns":["vaccines? (contain|have) microchips?"]})");
-  std::string text = "BREAKING: Vaccines   CONTAIN micro-chips? No: Vaccines contain microchips!";
+  std::string text =
+      "BREAKING: Vaccines   CONTAIN micro-chips? No: Vaccines contain microchips!";
   auto m = MatchText(*c, text);
   REQUIRE(m.size() == 1);
   CHECK(m[0].kind == MatchKind::kPattern);
@@ -70,7 +71,8 @@ TEST_CASE("match: a pattern reports every occurrence as a span", "[match]") {
 }
 
 TEST_CASE("match: keywords need every all term and one any term", "[match]") {
-  auto c = OneRule(R"({"keywords":[{"all":["bill gates"],"any":["depopulation","kill"]}]})");
+  auto c =
+      OneRule(R"({"keywords":[{"all":["bill gates"],"any":["depopulation","kill"]}]})");
   CHECK(Matches(*c, "Bill Gates wants depopulation"));
   CHECK(Matches(*c, "kill switch says bill gates"));
   CHECK_FALSE(Matches(*c, "Bill Gates funds vaccines"));
@@ -85,7 +87,7 @@ TEST_CASE("match: a none term anywhere vetoes the set", "[match]") {
 
 TEST_CASE("match: within N matches terms spanning exactly N words, not N+1", "[match]") {
   auto c = OneRule(R"({"keywords":[{"all":["alpha","omega"],"within":4}]})");
-  CHECK(Matches(*c, "alpha b c omega"));         // 4 words
+  CHECK(Matches(*c, "alpha b c omega"));          // 4 words
   CHECK_FALSE(Matches(*c, "alpha b c d omega"));  // 5 words
   CHECK(Matches(*c, "omega b c alpha"));          // order does not matter
   // The narrowest window wins when terms repeat.
@@ -96,7 +98,8 @@ TEST_CASE("match: within N matches terms spanning exactly N words, not N+1", "[m
   CHECK_FALSE(Matches(*p, "big pharma always lies"));
 }
 
-TEST_CASE("match: a phrase fits a window of its own length; within 1 fits one word", "[match]") {
+TEST_CASE("match: a phrase fits a window of its own length; within 1 fits one word",
+          "[match]") {
   auto c = OneRule(R"({"keywords":[{"all":["flat earth"],"within":2}]})");
   CHECK(Matches(*c, "the flat earth truth"));
   auto one = OneRule(R"({"keywords":[{"any":["hoax"],"within":1}]})");
@@ -131,7 +134,8 @@ TEST_CASE("match: a page URL matches its canonical variants only", "[match]") {
   CHECK(m[0].kind == MatchKind::kUrl);
 }
 
-TEST_CASE("match: a domain matches itself and subdomains on label boundaries", "[match]") {
+TEST_CASE("match: a domain matches itself and subdomains on label boundaries",
+          "[match]") {
   auto c = OneRule(R"({"urls":["fake.example"]})");
   CHECK(Matches(*c, "https://fake.example/a"));
   CHECK(Matches(*c, "https://news.fake.example/a"));
@@ -144,8 +148,9 @@ TEST_CASE("match: a domain matches itself and subdomains on label boundaries", "
 }
 
 TEST_CASE("match: one match per rule and kind, ordered by rule", "[match]") {
-  auto c = CompileRules("[" + RuleJson("a", R"({"patterns":["x1","y"]})") + "," +
-                        RuleJson("b", R"({"patterns":["y"],"keywords":[{"all":["y"]}]})") + "]");
+  auto c = CompileRules(
+      "[" + RuleJson("a", R"({"patterns":["x1","y"]})") + "," +
+      RuleJson("b", R"({"patterns":["y"],"keywords":[{"all":["y"]}]})") + "]");
   auto m = MatchText(*c, "x1 y");
   REQUIRE(m.size() == 3);
   CHECK(m[0].rule_index == 0);
@@ -157,23 +162,29 @@ TEST_CASE("match: one match per rule and kind, ordered by rule", "[match]") {
 
 TEST_CASE("match: a pattern over RE2's memory budget fails with kind limit", "[match]") {
   RuleList list;
-  REQUIRE(ParseList(ListWithRules("[" + RuleJson("big", R"({"patterns":["\\pL{1000}"]})") + "]"),
-                    ParseLimits(), &list).ok());
+  REQUIRE(ParseList(ListWithRules(
+                        "[" + RuleJson("big", R"({"patterns":["\\pL{1000}"]})") + "]"),
+                    ParseLimits(), &list)
+              .ok());
   std::unique_ptr<CompiledList> compiled;
   Status s = CompiledList::Compile(std::move(list), &compiled);
   CHECK(s.kind() == ErrorKind::kLimit);
-  CHECK_THAT(s.message(), Catch::StartsWith("rules[0] (id \"big\"): match.patterns[0]: "));
+  CHECK_THAT(s.message(),
+             Catch::StartsWith("rules[0] (id \"big\"): match.patterns[0]: "));
   CHECK(compiled == nullptr);
 }
 
 TEST_CASE("match: a keyword term without letters or digits is refused", "[match]") {
   RuleList list;
-  REQUIRE(ParseList(ListWithRules("[" + RuleJson("k", R"({"keywords":[{"all":["!!!"]}]})") + "]"),
-                    ParseLimits(), &list).ok());
+  REQUIRE(ParseList(ListWithRules(
+                        "[" + RuleJson("k", R"({"keywords":[{"all":["!!!"]}]})") + "]"),
+                    ParseLimits(), &list)
+              .ok());
   std::unique_ptr<CompiledList> compiled;
   Status s = CompiledList::Compile(std::move(list), &compiled);
   CHECK(s.kind() == ErrorKind::kFormat);
-  CHECK_THAT(s.message(), Catch::Contains("match.keywords: a term has no letters or digits"));
+  CHECK_THAT(s.message(),
+             Catch::Contains("match.keywords: a term has no letters or digits"));
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Tests of the score component: the default policy, reader overrides, regions,
 // ordering of matches and the verdict's JSON shape.
+#include "factlens/score.h"
+
 #include <catch2/catch.hpp>
 
-#include "factlens/score.h"
 #include "nlohmann/json.hpp"
 
 namespace factlens {
@@ -30,14 +31,17 @@ TEST_CASE("score: the default policy per rating", "[score]") {
   CHECK(action(Rating::kTrue) == Action::kNone);
 }
 
-TEST_CASE("score: severity raises the action; critical hides whatever the rating", "[score]") {
+TEST_CASE("score: severity raises the action; critical hides whatever the rating",
+          "[score]") {
   Policy p = DefaultPolicy();
   CheckContext none;
   for (Severity s : {Severity::kLow, Severity::kMedium, Severity::kHigh}) {
     CHECK(ActionFor(MakeRule(Rating::kPartlyFalse, s), p, none) == Action::kLabel);
   }
-  CHECK(ActionFor(MakeRule(Rating::kPartlyFalse, Severity::kCritical), p, none) == Action::kHide);
-  CHECK(ActionFor(MakeRule(Rating::kFalse, Severity::kCritical), p, none) == Action::kHide);
+  CHECK(ActionFor(MakeRule(Rating::kPartlyFalse, Severity::kCritical), p, none) ==
+        Action::kHide);
+  CHECK(ActionFor(MakeRule(Rating::kFalse, Severity::kCritical), p, none) ==
+        Action::kHide);
 }
 
 TEST_CASE("score: hiding only in the rule's regions when the reader asks", "[score]") {
@@ -56,7 +60,9 @@ TEST_CASE("score: hiding only in the rule's regions when the reader asks", "[sco
 TEST_CASE("score: policy JSON overrides fields and names bad ones", "[score]") {
   Policy p = DefaultPolicy();
   REQUIRE(ParsePolicyJson(R"({"ratings":{"satire":"none","true":"label"},)"
-                          R"("severities":{"critical":"demote"},"minScore":0.5})", &p).ok());
+                          R"("severities":{"critical":"demote"},"minScore":0.5})",
+                          &p)
+              .ok());
   CHECK(p.by_rating[static_cast<int>(Rating::kSatire)] == Action::kNone);
   CHECK(p.by_rating[static_cast<int>(Rating::kTrue)] == Action::kLabel);
   CHECK(p.by_rating[static_cast<int>(Rating::kFalse)] == Action::kDemote);
@@ -86,7 +92,8 @@ TEST_CASE("score: policy JSON round-trips", "[score]") {
   CHECK(PolicyToJson(q) == PolicyToJson(p));
 }
 
-TEST_CASE("score: the verdict takes the strongest match; ties by severity then score", "[score]") {
+TEST_CASE("score: the verdict takes the strongest match; ties by severity then score",
+          "[score]") {
   Rule satire = MakeRule(Rating::kSatire, Severity::kLow);
   Rule fals = MakeRule(Rating::kFalse, Severity::kLow);
   Rule fals_high = MakeRule(Rating::kFalse, Severity::kHigh);
@@ -131,7 +138,8 @@ TEST_CASE("score: verdict JSON has the API's shape with UTF-16 spans", "[score]"
   // "é🙂x": é is 2 bytes / 1 unit, the emoji 4 bytes / 2 units.
   std::string text = "\xC3\xA9\xF0\x9F\x99\x82x";
   matches[0].spans = {{6, 7}};
-  auto j = nlohmann::json::parse(VerdictToJson(Decide(matches, DefaultPolicy(), {}), text));
+  auto j =
+      nlohmann::json::parse(VerdictToJson(Decide(matches, DefaultPolicy(), {}), text));
   CHECK(j["action"] == "demote");
   CHECK(j["rating"] == "altered");
   CHECK(j["severity"] == "medium");

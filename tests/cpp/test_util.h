@@ -39,7 +39,8 @@ inline std::string RuleJson(const std::string& id, const std::string& match_json
   return R"({"id":")" + id + R"(","claim":"A claim.","rating":")" + rating +
          R"(","severity":")" + severity + R"(","match":)" + match_json +
          R"(,"review":{"url":"https://r.example/x","title":"T","publisher":"P",)"
-         R"("date":"2025-01-01"})" + extra + "}";
+         R"("date":"2025-01-01"})" +
+         extra + "}";
 }
 
 }  // namespace factlens::testing

@@ -27,10 +27,13 @@ std::string StatusJson(const Status& s) {
 }
 
 json InfoJson(const LoadedListInfo& l) {
-  return {{"id", l.info.id},           {"name", l.info.name},
+  return {{"id", l.info.id},
+          {"name", l.info.name},
           {"publisher", {{"name", l.info.publisher_name}, {"url", l.info.publisher_url}}},
-          {"version", l.info.version}, {"issued", l.info.issued},
-          {"expires", l.info.expires}, {"ruleCount", l.rule_count},
+          {"version", l.info.version},
+          {"issued", l.info.issued},
+          {"expires", l.info.expires},
+          {"ruleCount", l.rule_count},
           {"signed", l.is_signed}};
 }
 
@@ -40,7 +43,8 @@ CheckContext ContextFromJson(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_object()) {
     auto region = j.find("region");
-    if (region != j.end() && region->is_string()) context.region = region->get<std::string>();
+    if (region != j.end() && region->is_string())
+      context.region = region->get<std::string>();
     auto language = j.find("language");
     if (language != j.end() && language->is_string()) {
       context.language = language->get<std::string>();
@@ -53,7 +57,8 @@ class EngineBinding {
  public:
   std::string LoadList(const std::string& text, const std::string& options_json) {
     json o = json::parse(options_json, nullptr, false);
-    if (!o.is_object()) return StatusJson(Status(ErrorKind::kFormat, "options: not an object"));
+    if (!o.is_object())
+      return StatusJson(Status(ErrorKind::kFormat, "options: not an object"));
     LoadOptions options;
     // Type-checked reads: a wrong type must be an error, never an abort.
     auto flag = o.find("allowUnsigned");
@@ -88,7 +93,8 @@ class EngineBinding {
   }
 
   // `texts_json` is a JSON array of strings; returns a JSON array of verdicts.
-  std::string CheckBatch(const std::string& texts_json, const std::string& context_json) const {
+  std::string CheckBatch(const std::string& texts_json,
+                         const std::string& context_json) const {
     json texts = json::parse(texts_json, nullptr, false);
     if (!texts.is_array()) return "null";
     CheckContext context = ContextFromJson(context_json);

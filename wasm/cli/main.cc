@@ -36,10 +36,13 @@ const char kCheckHelp[] =
     "                      [--policy JSON] [POSTS...]\n"
     "\n"
     "Reads posts from the POSTS files (or standard input, or '-'): one post per line,\n"
-    "or JSON Lines with a \"text\" field (and optional \"id\", \"region\", \"language\").\n"
+    "or JSON Lines with a \"text\" field (and optional \"id\", \"region\", "
+    "\"language\").\n"
     "Prints one line per post that matched; with --json, one JSON verdict per post:\n"
-    "{\"source\",\"line\",\"id\",\"action\",\"rating\",\"severity\",\"score\",\"stance\",\n"
-    "\"matches\":[{\"listId\",\"ruleId\",\"kind\",\"score\",\"spans\",\"claim\",\"review\"}]}\n"
+    "{\"source\",\"line\",\"id\",\"action\",\"rating\",\"severity\",\"score\",\"stance\","
+    "\n"
+    "\"matches\":[{\"listId\",\"ruleId\",\"kind\",\"score\",\"spans\",\"claim\","
+    "\"review\"}]}\n"
     "(spans are UTF-16 [start, end) indices, as in the JavaScript API).\n"
     "\n"
     "  --list FILE        the rule list (factlens/1 JSON); repeat for several lists\n"
@@ -150,7 +153,8 @@ int Check(const std::vector<std::string>& args) {
     if (input != "-") {
       file.open(input, std::ios::binary);
       if (!file) {
-        std::cerr << input << ": error: cannot read file: " << std::strerror(errno) << "\n";
+        std::cerr << input << ": error: cannot read file: " << std::strerror(errno)
+                  << "\n";
         return kExitUsage;
       }
       in = &file;
@@ -190,10 +194,10 @@ int Check(const std::vector<std::string>& args) {
       } else if (!verdict.matches.empty()) {
         const ExplainedMatch& top = verdict.matches.front();
         std::cout << source << ":" << number << ": " << ActionName(verdict.action) << ": "
-                  << RatingName(top.rule->rating) << "/" << SeverityName(top.rule->severity)
-                  << " rule " << top.list_id << "/" << top.rule->id << " ("
-                  << MatchKindName(top.kind) << ", score " << top.score << "): "
-                  << top.rule->claim << "\n";
+                  << RatingName(top.rule->rating) << "/"
+                  << SeverityName(top.rule->severity) << " rule " << top.list_id << "/"
+                  << top.rule->id << " (" << MatchKindName(top.kind) << ", score "
+                  << top.score << "): " << top.rule->claim << "\n";
       }
     }
   }

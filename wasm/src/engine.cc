@@ -61,7 +61,8 @@ Status Engine::UnloadList(std::string_view list_id) {
   auto it = std::find_if(lists_.begin(), lists_.end(),
                          [&](const auto& l) { return l->info.info.id == list_id; });
   if (it == lists_.end()) {
-    return Status(ErrorKind::kNotFound, "no list \"" + std::string(list_id) + "\" is loaded");
+    return Status(ErrorKind::kNotFound,
+                  "no list \"" + std::string(list_id) + "\" is loaded");
   }
   lists_.erase(it);
   return Status::Ok();

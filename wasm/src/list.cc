@@ -31,14 +31,19 @@ constexpr int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, exact in JS
 
 class LimitedDomBuilder {
  public:
-  LimitedDomBuilder(const ParseLimits& limits, json* root) : limits_(limits), root_(root) {}
+  LimitedDomBuilder(const ParseLimits& limits, json* root)
+      : limits_(limits), root_(root) {}
 
   bool null() { return Put(json(nullptr)); }
   bool boolean(bool v) { return Put(json(v)); }
   bool number_integer(json::number_integer_t v) { return Put(json(v)); }
   bool number_unsigned(json::number_unsigned_t v) { return Put(json(v)); }
-  bool number_float(json::number_float_t v, const json::string_t&) { return Put(json(v)); }
-  bool binary(json::binary_t&) { return Fail(ErrorKind::kFormat, "binary values are not JSON"); }
+  bool number_float(json::number_float_t v, const json::string_t&) {
+    return Put(json(v));
+  }
+  bool binary(json::binary_t&) {
+    return Fail(ErrorKind::kFormat, "binary values are not JSON");
+  }
   bool string(json::string_t& v) {
     if (v.size() > limits_.max_string_bytes) {
       return Fail(ErrorKind::kLimit, "string of " + std::to_string(v.size()) +
@@ -55,8 +60,10 @@ class LimitedDomBuilder {
   }
   bool key(json::string_t& k) {
     Frame& top = stack_.back();
-    if (k.size() > limits_.max_string_bytes) return Fail(ErrorKind::kLimit, "key too long");
-    if (top.value->contains(k)) return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
+    if (k.size() > limits_.max_string_bytes)
+      return Fail(ErrorKind::kLimit, "key too long");
+    if (top.value->contains(k))
+      return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
     top.key = std::move(k);
     return true;
   }
@@ -74,7 +81,8 @@ class LimitedDomBuilder {
     stack_.pop_back();
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& ex) {
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at
     // line 3, column 7: syntax error while parsing ..."; keep from "line".
     std::string what = ex.what();
@@ -119,8 +127,8 @@ class LimitedDomBuilder {
     ++top.count;
     // The rules array is the only one that can grow large; bound it while reading.
     if (stack_.size() == 2 && stack_[0].key == "rules" && top.count > limits_.max_rules) {
-      Fail(ErrorKind::kLimit, "rules: more than " + std::to_string(limits_.max_rules) +
-                                  " rules");
+      Fail(ErrorKind::kLimit,
+           "rules: more than " + std::to_string(limits_.max_rules) + " rules");
     }
     top.value->push_back(std::move(v));
     return &top.value->back();
@@ -221,7 +229,8 @@ class Checker {
     const std::string& s = v.get_ref<const std::string&>();
     if (s.empty()) return Fail(where, "must not be empty");
     if (s.size() > max_bytes) {
-      bool hard = max_bytes == limits_.max_string_bytes || max_bytes == limits_.max_pattern_bytes;
+      bool hard =
+          max_bytes == limits_.max_string_bytes || max_bytes == limits_.max_pattern_bytes;
       return Fail(where, "longer than " + std::to_string(max_bytes) + " bytes",
                   hard ? ErrorKind::kLimit : ErrorKind::kFormat);
     }
@@ -296,7 +305,9 @@ bool IsLanguageTag(const std::string& s) {
   return true;
 }
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool StartsWith(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 // A match.urls entry: "http(s)://host/..." or a bare domain "example.com" (ASCII;
 // international names in punycode), with at least one dot.
@@ -395,8 +406,9 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   }
   where += ": ";
   auto field = [&](const std::string& f) { return where + f; };
-  if (!c.OnlyKeys(r, where, {"id", "claim", "rating", "severity", "regions", "languages",
-                             "match", "review", "examples"})) {
+  if (!c.OnlyKeys(r, where,
+                  {"id", "claim", "rating", "severity", "regions", "languages", "match",
+                   "review", "examples"})) {
     return false;
   }
   if (!c.String(r, "id", where, true, 128, &rule->id)) return false;
@@ -408,8 +420,9 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   std::string rating, severity;
   if (!c.String(r, "rating", where, true, 64, &rating)) return false;
   if (!ParseRating(rating, &rule->rating)) {
-    return c.Fail(field("rating"), "\"" + rating + "\" is not one of false, altered, "
-                                   "partly_false, missing_context, satire, true");
+    return c.Fail(field("rating"), "\"" + rating +
+                                       "\" is not one of false, altered, "
+                                       "partly_false, missing_context, satire, true");
   }
   if (!c.String(r, "severity", where, true, 64, &severity)) return false;
   if (!ParseSeverity(severity, &rule->severity)) {
@@ -420,8 +433,9 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   if (!c.StringArray(r, "regions", where, 2, &rule->regions)) return false;
   for (size_t i = 0; i < rule->regions.size(); ++i) {
     if (!IsUpperAlpha2(rule->regions[i])) {
-      return c.Fail(field("regions[" + std::to_string(i) + "]"),
-                    "\"" + rule->regions[i] + "\" is not an ISO 3166-1 alpha-2 code (e.g. \"DE\")");
+      return c.Fail(
+          field("regions[" + std::to_string(i) + "]"),
+          "\"" + rule->regions[i] + "\" is not an ISO 3166-1 alpha-2 code (e.g. \"DE\")");
     }
   }
   for (size_t i = 1; i < rule->regions.size(); ++i) {
@@ -468,7 +482,8 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
       if (!set.is_object()) return c.Fail(sw, "must be an object");
       if (!c.OnlyKeys(set, sw, {"all", "any", "none", "within"})) return false;
       KeywordSet ks;
-      if (!ReadTerms(c, set, "all", sw, &ks.all) || !ReadTerms(c, set, "any", sw, &ks.any) ||
+      if (!ReadTerms(c, set, "all", sw, &ks.all) ||
+          !ReadTerms(c, set, "any", sw, &ks.any) ||
           !ReadTerms(c, set, "none", sw, &ks.none)) {
         return false;
       }
@@ -491,8 +506,9 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   for (size_t i = 0; i < rule->urls.size(); ++i) {
     if (!IsUrlOrDomain(rule->urls[i])) {
       return c.Fail(mw + ".urls[" + std::to_string(i) + "]",
-                    "\"" + rule->urls[i] + "\" is neither an http(s) URL nor a domain "
-                    "like example.com");
+                    "\"" + rule->urls[i] +
+                        "\" is neither an http(s) URL nor a domain "
+                        "like example.com");
     }
   }
   if (rule->patterns.empty() && rule->keywords.empty() && rule->similar.empty() &&
@@ -539,8 +555,9 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
 bool ReadInfo(Checker& c, const json& root, ListInfo* info) {
   const json* list = c.Object(root, "list", "", true);
   if (list == nullptr) return false;
-  if (!c.OnlyKeys(*list, "list", {"id", "name", "publisher", "version", "issued",
-                                  "expires", "description"})) {
+  if (!c.OnlyKeys(
+          *list, "list",
+          {"id", "name", "publisher", "version", "issued", "expires", "description"})) {
     return false;
   }
   if (!c.String(*list, "id", "list", true, 64, &info->id)) return false;
@@ -579,7 +596,8 @@ bool ReadInfo(Checker& c, const json& root, ListInfo* info) {
     return c.Fail("list.issued", "not an RFC 3339 date-time (e.g. 2026-01-31T00:00:00Z)");
   }
   if (info->expires.size() <= 10 || !ParseRfc3339(info->expires, &info->expires_unix)) {
-    return c.Fail("list.expires", "not an RFC 3339 date-time (e.g. 2026-01-31T00:00:00Z)");
+    return c.Fail("list.expires",
+                  "not an RFC 3339 date-time (e.g. 2026-01-31T00:00:00Z)");
   }
   if (info->expires_unix <= info->issued_unix) {
     return c.Fail("list.expires", "must be after list.issued");
@@ -611,22 +629,32 @@ bool Digits(std::string_view s, size_t at, size_t n, int* out) {
 
 const char* RatingName(Rating rating) {
   switch (rating) {
-    case Rating::kFalse: return "false";
-    case Rating::kAltered: return "altered";
-    case Rating::kPartlyFalse: return "partly_false";
-    case Rating::kMissingContext: return "missing_context";
-    case Rating::kSatire: return "satire";
-    case Rating::kTrue: return "true";
+    case Rating::kFalse:
+      return "false";
+    case Rating::kAltered:
+      return "altered";
+    case Rating::kPartlyFalse:
+      return "partly_false";
+    case Rating::kMissingContext:
+      return "missing_context";
+    case Rating::kSatire:
+      return "satire";
+    case Rating::kTrue:
+      return "true";
   }
   return "false";
 }
 
 const char* SeverityName(Severity severity) {
   switch (severity) {
-    case Severity::kLow: return "low";
-    case Severity::kMedium: return "medium";
-    case Severity::kHigh: return "high";
-    case Severity::kCritical: return "critical";
+    case Severity::kLow:
+      return "low";
+    case Severity::kMedium:
+      return "medium";
+    case Severity::kHigh:
+      return "high";
+    case Severity::kCritical:
+      return "critical";
   }
   return "low";
 }
@@ -653,8 +681,8 @@ bool ParseSeverity(std::string_view name, Severity* out) {
 
 bool ParseRfc3339(std::string_view s, int64_t* unix_seconds) {
   int year, month, day;
-  if (!Digits(s, 0, 4, &year) || s.size() < 10 || s[4] != '-' || !Digits(s, 5, 2, &month) ||
-      s[7] != '-' || !Digits(s, 8, 2, &day)) {
+  if (!Digits(s, 0, 4, &year) || s.size() < 10 || s[4] != '-' ||
+      !Digits(s, 5, 2, &month) || s[7] != '-' || !Digits(s, 8, 2, &day)) {
     return false;
   }
   static const int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -711,19 +739,22 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
     if (!builder.status().ok()) return builder.status();
     return Status(ErrorKind::kFormat, "not a JSON document");
   }
-  if (!root.is_object()) return Status(ErrorKind::kFormat, "a list must be a JSON object");
+  if (!root.is_object())
+    return Status(ErrorKind::kFormat, "a list must be a JSON object");
 
   Checker c(limits);
   RuleList list;
   if (!c.OnlyKeys(root, "", {"format", "list", "rules"})) return c.status();
   if (!c.String(root, "format", "", true, 64, &list.info.format)) return c.status();
   if (list.info.format != kFormatV1) {
-    return Status(ErrorKind::kFormat, "format: \"" + list.info.format +
-                                          "\" is not supported (expected \"factlens/1\")");
+    return Status(ErrorKind::kFormat,
+                  "format: \"" + list.info.format +
+                      "\" is not supported (expected \"factlens/1\")");
   }
   if (!ReadInfo(c, root, &list.info)) return c.status();
   auto rules = root.find("rules");
-  if (rules == root.end()) return Status(ErrorKind::kFormat, "rules: missing required field");
+  if (rules == root.end())
+    return Status(ErrorKind::kFormat, "rules: missing required field");
   if (!rules->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
   list.rules.resize(rules->size());
   std::unordered_set<std::string> ids;

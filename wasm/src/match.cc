@@ -84,14 +84,16 @@ class PostWords {
     };
     if (n == 1 && term.prefix) {
       for (uint32_t i = 0; i < post_.words.size(); ++i) {
-        if (Word(i).substr(0, term.words[0].size()) == term.words[0]) out.push_back({i, i});
+        if (Word(i).substr(0, term.words[0].size()) == term.words[0])
+          out.push_back({i, i});
       }
       return out;
     }
     auto it = index_.find(term.words[0]);
     if (it == index_.end()) return out;
     for (uint32_t start : it->second) {
-      if (rest_matches(start)) out.push_back({start, start + static_cast<uint32_t>(n - 1)});
+      if (rest_matches(start))
+        out.push_back({start, start + static_cast<uint32_t>(n - 1)});
     }
     return out;
   }
@@ -183,11 +185,16 @@ std::string_view WithoutPort(std::string_view host) {
 
 const char* MatchKindName(MatchKind kind) {
   switch (kind) {
-    case MatchKind::kPattern: return "pattern";
-    case MatchKind::kKeywords: return "keywords";
-    case MatchKind::kUrl: return "url";
-    case MatchKind::kDomain: return "domain";
-    case MatchKind::kSimilar: return "similar";
+    case MatchKind::kPattern:
+      return "pattern";
+    case MatchKind::kKeywords:
+      return "keywords";
+    case MatchKind::kUrl:
+      return "url";
+    case MatchKind::kDomain:
+      return "domain";
+    case MatchKind::kSimilar:
+      return "similar";
   }
   return "pattern";
 }
@@ -217,8 +224,9 @@ Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out) 
     for (size_t p = 0; p < rule.patterns.size(); ++p) {
       auto re = std::make_unique<re2::RE2>(NormalizePattern(rule.patterns[p]), options);
       if (!re->ok()) {
-        return Status(re->error_code() == re2::RE2::ErrorPatternTooLarge ? ErrorKind::kLimit
-                                                                         : ErrorKind::kFormat,
+        return Status(re->error_code() == re2::RE2::ErrorPatternTooLarge
+                          ? ErrorKind::kLimit
+                          : ErrorKind::kFormat,
                       where("patterns[" + std::to_string(p) + "]") + ": " + re->error());
       }
       m.patterns.push_back({r, std::move(re)});
@@ -253,7 +261,8 @@ Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out) 
         std::string canonical = CanonicalizeUrl(entry);
         if (canonical.empty()) {
           return Status(ErrorKind::kFormat, where("urls[" + std::to_string(u) + "]") +
-                                                ": \"" + entry + "\" is not an http(s) URL");
+                                                ": \"" + entry +
+                                                "\" is not an http(s) URL");
         }
         m.pages[canonical].push_back(r);
       }
@@ -312,9 +321,10 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
       std::vector<Occurrence> chosen;
       if (!BestWindow(groups, ks.within, &chosen)) continue;
       RuleMatch match{ks.rule_index, MatchKind::kKeywords, kKeywordScore, {}};
-      std::sort(chosen.begin(), chosen.end(), [](const Occurrence& a, const Occurrence& b) {
-        return a.first_word < b.first_word;
-      });
+      std::sort(chosen.begin(), chosen.end(),
+                [](const Occurrence& a, const Occurrence& b) {
+                  return a.first_word < b.first_word;
+                });
       for (const Occurrence& o : chosen) match.spans.push_back(words.OriginalRange(o));
       out.push_back(std::move(match));
     }
@@ -343,7 +353,8 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
       std::string_view host = WithoutPort(CanonicalHost(url));
       while (!host.empty()) {
         auto domain = m.domains.find(std::string(host));
-        if (domain != m.domains.end()) add(domain->second, MatchKind::kDomain, kDomainScore);
+        if (domain != m.domains.end())
+          add(domain->second, MatchKind::kDomain, kDomainScore);
         size_t dot = host.find('.');
         if (dot == std::string_view::npos) break;
         host.remove_prefix(dot + 1);

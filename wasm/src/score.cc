@@ -23,10 +23,14 @@ Status ParseJson(std::string_view text, json* out) {
 
 const char* ActionName(Action action) {
   switch (action) {
-    case Action::kNone: return "none";
-    case Action::kLabel: return "label";
-    case Action::kDemote: return "demote";
-    case Action::kHide: return "hide";
+    case Action::kNone:
+      return "none";
+    case Action::kLabel:
+      return "label";
+    case Action::kDemote:
+      return "demote";
+    case Action::kHide:
+      return "hide";
   }
   return "none";
 }
@@ -43,9 +47,12 @@ bool ParseAction(std::string_view name, Action* out) {
 
 const char* StanceName(Stance stance) {
   switch (stance) {
-    case Stance::kRepeats: return "repeats";
-    case Stance::kDebunks: return "debunks";
-    case Stance::kUnclear: return "unclear";
+    case Stance::kRepeats:
+      return "repeats";
+    case Stance::kDebunks:
+      return "debunks";
+    case Stance::kUnclear:
+      return "unclear";
   }
   return "unclear";
 }
@@ -75,14 +82,16 @@ Status ParsePolicyJson(std::string_view text, Policy* policy) {
     const std::string& key = it.key();
     const json& v = it.value();
     if (key == "ratings" || key == "severities") {
-      if (!v.is_object()) return Status(ErrorKind::kFormat, "policy." + key + ": must be an object");
+      if (!v.is_object())
+        return Status(ErrorKind::kFormat, "policy." + key + ": must be an object");
       for (auto e = v.begin(); e != v.end(); ++e) {
         std::string where = "policy." + key + "." + e.key();
         Action action;
         if (!e.value().is_string() ||
             !ParseAction(e.value().get_ref<const std::string&>(), &action)) {
-          return Status(ErrorKind::kFormat,
-                        where + ": must be one of \"none\", \"label\", \"demote\", \"hide\"");
+          return Status(
+              ErrorKind::kFormat,
+              where + ": must be one of \"none\", \"label\", \"demote\", \"hide\"");
         }
         if (key == "ratings") {
           Rating r;
@@ -100,12 +109,14 @@ Status ParsePolicyJson(std::string_view text, Policy* policy) {
       }
     } else if (key == "severityOnlyInRegions") {
       if (!v.is_boolean()) {
-        return Status(ErrorKind::kFormat, "policy.severityOnlyInRegions: must be true or false");
+        return Status(ErrorKind::kFormat,
+                      "policy.severityOnlyInRegions: must be true or false");
       }
       p.severity_only_in_regions = v.get<bool>();
     } else if (key == "minScore") {
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1) {
-        return Status(ErrorKind::kFormat, "policy.minScore: must be a number from 0 to 1");
+        return Status(ErrorKind::kFormat,
+                      "policy.minScore: must be a number from 0 to 1");
       }
       p.min_score = v.get<double>();
     } else {
@@ -134,7 +145,8 @@ Action ActionFor(const Rule& rule, const Policy& policy, const CheckContext& con
   Action action = policy.by_rating[static_cast<int>(rule.rating)];
   Action by_severity = policy.by_severity[static_cast<int>(rule.severity)];
   bool in_region = true;
-  if (policy.severity_only_in_regions && !rule.regions.empty() && !context.region.empty()) {
+  if (policy.severity_only_in_regions && !rule.regions.empty() &&
+      !context.region.empty()) {
     in_region = std::find(rule.regions.begin(), rule.regions.end(), context.region) !=
                 rule.regions.end();
   }
@@ -145,11 +157,10 @@ Action ActionFor(const Rule& rule, const Policy& policy, const CheckContext& con
 Verdict Decide(std::vector<ExplainedMatch> matches, const Policy& policy,
                const CheckContext& context) {
   Verdict verdict;
-  matches.erase(std::remove_if(matches.begin(), matches.end(),
-                               [&](const ExplainedMatch& m) {
-                                 return m.score < policy.min_score;
-                               }),
-                matches.end());
+  matches.erase(
+      std::remove_if(matches.begin(), matches.end(),
+                     [&](const ExplainedMatch& m) { return m.score < policy.min_score; }),
+      matches.end());
   for (ExplainedMatch& m : matches) m.action = ActionFor(*m.rule, policy, context);
   std::stable_sort(matches.begin(), matches.end(),
                    [](const ExplainedMatch& a, const ExplainedMatch& b) {

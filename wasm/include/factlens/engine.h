@@ -45,7 +45,8 @@ class Engine {
   // the same id). Returns kSignature when unsigned without allow_unsigned,
   // kUnsupported when a signature is given (verification is not built yet),
   // kRollback when last_version is newer, kFormat/kLimit from parsing.
-  Status LoadList(std::string_view text, const LoadOptions& options, LoadedListInfo* info);
+  Status LoadList(std::string_view text, const LoadOptions& options,
+                  LoadedListInfo* info);
 
   // Removes the list `list_id`. Returns kNotFound if no such list is loaded.
   Status UnloadList(std::string_view list_id);

@@ -1,4 +1,5 @@
-// Copyright factlens authors. normalize: the one text form rules and posts are matched in.
+// Copyright factlens authors. normalize: the one text form rules and posts are matched
+// in.
 //
 // Both sides go through the same function, so a rule written in plain lower-case
 // letters matches a post however it was dressed up: compatibility forms (full-width,

@@ -1,4 +1,5 @@
-// Copyright factlens authors. score: from matches to a verdict the reader's policy decides.
+// Copyright factlens authors. score: from matches to a verdict the reader's policy
+// decides.
 //
 // The default policy follows how platforms treat rated claims: false and altered
 // claims are labelled and demoted, partly false and missing-context claims labelled,

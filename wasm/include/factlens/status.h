@@ -30,7 +30,8 @@ const char* ErrorKindName(ErrorKind kind);
 class Status {
  public:
   Status() = default;
-  Status(ErrorKind kind, std::string message) : kind_(kind), message_(std::move(message)) {}
+  Status(ErrorKind kind, std::string message)
+      : kind_(kind), message_(std::move(message)) {}
 
   // Returns a successful status.
   static Status Ok() { return Status(); }
