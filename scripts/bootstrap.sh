@@ -12,7 +12,8 @@ DEPS=$ROOT/.deps
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------
-PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev)
+PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev
+          libsodium-dev minisign autoconf automake libtool)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -90,6 +91,30 @@ npm_tarball "re2@$RE2_NPM_VERSION" "re2-$RE2_NPM_VERSION.tgz" "$RE2_NPM_SHA256"
 extract "re2-$RE2_NPM_VERSION.tgz" "re2-npm-$RE2_NPM_VERSION"
 debian_source utf8proc "utf8proc_$UTF8PROC_VERSION.orig.tar.gz" "$UTF8PROC_SHA256"
 extract "utf8proc_$UTF8PROC_VERSION.orig.tar.gz" "utf8proc-$UTF8PROC_VERSION"
+
+debian_source libsodium "libsodium_$LIBSODIUM_VERSION.orig.tar.gz" "$LIBSODIUM_SHA256"
+extract "libsodium_$LIBSODIUM_VERSION.orig.tar.gz" "libsodium-$LIBSODIUM_VERSION"
+
+# libsodium for wasm: built once from the pinned source into .deps/libsodium-wasm
+# (natively the build links Debian's libsodium-dev, the same version).
+SODIUM_WASM=$DEPS/libsodium-wasm
+if [ ! -f "$SODIUM_WASM/.complete" ]; then
+  log "building libsodium $LIBSODIUM_VERSION for wasm (about 1 minute)"
+  src=$DEPS/src/libsodium-$LIBSODIUM_VERSION
+  work=$DEPS/build-libsodium-wasm
+  rm -rf "$work" "$SODIUM_WASM"; cp -a "$src" "$work"
+  (
+    cd "$work"
+    export NODE_PATH=/usr/share/nodejs
+    ./autogen.sh -s >/dev/null 2>&1
+    emconfigure ./configure --prefix="$SODIUM_WASM" --host=wasm32-unknown-emscripten \
+      --disable-shared --enable-static --without-pthreads --disable-ssp --disable-asm \
+      --enable-minimal --disable-pie >/dev/null
+    emmake make -j"$(nproc)" install >/dev/null 2>&1
+  ) || { log "libsodium wasm build failed (see $work)"; exit 1; }
+  rm -rf "$work"
+  touch "$SODIUM_WASM/.complete"
+fi
 
 # nlohmann/json for the wasm build: a folder that holds only that library, since
 # host include paths (/usr/include) break Emscripten's libc headers.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The main job on the bundled demo: builds what is missing, then checks the demo
-# posts against the demo list and prints a verdict for each matching post.
+# The main job on the bundled demo: builds what is missing, signs the demo list with
+# the demo key, then checks the demo posts against the verified list and prints a
+# verdict for each matching post.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh >&2
-echo "factlens: checking rules/examples/demo-posts.txt against rules/examples/demo.json" >&2
-exec build/bin/factlens check --list rules/examples/demo.json --allow-unsigned \
+bash scripts/sign-demo.sh
+echo "factlens: checking rules/examples/demo-posts.txt against the signed demo list" >&2
+exec build/bin/factlens check --list build/demo/demo.json -p rules/keys/demo.pub \
   rules/examples/demo-posts.txt "$@"

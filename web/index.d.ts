@@ -26,6 +26,25 @@ export interface ListInfo {
   expires: string;
   ruleCount: number;
   signed: boolean;
+  /** BLAKE2b-256 of the list text (hex): store it with `version` and pass both back
+   *  as `lastDigest`/`lastVersion`, so a replayed version with other bytes is refused. */
+  digest: string;
+  /** Signed lists: the key that verified the list (hex id and base64). */
+  keyId?: string;
+  publicKey?: string;
+  /** True if a rotation statement moved the pin: store `publicKey` as the new pin. */
+  keyRotated?: boolean;
+  /** The signature's trusted comment, verified. */
+  trustedComment?: string;
+  /** From lists(): the list is past `expires` (still used as the last good version). */
+  stale?: boolean;
+}
+
+/** A publisher's key rotation statement (rules/FORMAT.md) and its minisign
+ *  signature by the previous key. */
+export interface RotationProof {
+  statement: string;
+  signature: string;
 }
 
 export interface LoadOptions {
@@ -35,6 +54,12 @@ export interface LoadOptions {
   publicKey?: string;
   /** The version last accepted for this list id; an older list is refused (`rollback`). */
   lastVersion?: number;
+  /** The `digest` accepted with `lastVersion`; the same version with other bytes is refused. */
+  lastDigest?: string;
+  /** Rotations from the pinned key to the key that signed this list, oldest first. */
+  rotations?: RotationProof | RotationProof[];
+  /** The clock for the expiry check (default: now). */
+  now?: Date | number;
   /** Load an unsigned draft. Authoring tools only; never for lists readers act on. */
   allowUnsigned?: boolean;
 }
@@ -92,7 +117,7 @@ export interface Policy {
 export interface Engine {
   loadList(listText: string, options?: LoadOptions): ListInfo;
   unloadList(listId: string): void;
-  lists(): ListInfo[];
+  lists(now?: Date | number): ListInfo[];
   check(text: string, context?: CheckContext): Verdict;
   checkBatch(texts: string[], context?: CheckContext): Verdict[];
   search(text: string, k?: number): never;

@@ -1,6 +1,7 @@
 // Tests of the engine: the shared cases (also run against the wasm build by
 // tests/js/engine.test.mjs), whole-or-nothing loading, the demo list's examples.
 #include "factlens/engine.h"
+#include "factlens/verify.h"
 
 #include <catch2/catch.hpp>
 #include <set>
@@ -100,16 +101,167 @@ TEST_CASE("engine: every example of the demo list behaves as written", "[engine]
   CHECK(checked >= 40);
 }
 
-TEST_CASE("engine: unsigned lists need allowUnsigned; signatures are not yet supported",
+// A publisher with a key pair, signing list texts as `factlens sign` does.
+struct Publisher {
+  PublicKey pub;
+  SecretKey sec;
+  Publisher() { GenerateKeyPair(&pub, &sec); }
+  std::string Sign(const std::string& text) const {
+    Signature s;
+    REQUIRE(factlens::Sign(sec, text, SignatureAlgorithm::kPrehashed, "timestamp:1", "", &s).ok());
+    return FormatSignature(s);
+  }
+  LoadOptions Options(const std::string& text) const {
+    LoadOptions o;
+    o.signature = Sign(text);
+    o.public_key = FormatPublicKey(pub);
+    return o;
+  }
+};
+
+std::string Versioned(int version, const std::string& pattern = "alpha") {
+  return ListWithRules("[" + RuleJson("a", R"({"patterns":[")" + pattern + R"("]})") + "]",
+                       version);
+}
+
+TEST_CASE("engine: unsigned lists need allowUnsigned; a given signature must verify",
           "[engine]") {
   Engine engine;
-  std::string text = ListWithRules("[" + RuleJson("a", R"({"patterns":["x"]})") + "]");
+  Publisher publisher;
+  std::string text = Versioned(1);
   CHECK(engine.LoadList(text, LoadOptions(), nullptr).kind() == ErrorKind::kSignature);
-  LoadOptions signed_options;
-  signed_options.signature = "untrusted comment: x\nRWQ...";
-  signed_options.public_key = "RWQ...";
-  CHECK(engine.LoadList(text, signed_options, nullptr).kind() == ErrorKind::kUnsupported);
+  LoadOptions no_key = publisher.Options(text);
+  no_key.public_key.clear();
+  CHECK(engine.LoadList(text, no_key, nullptr).kind() == ErrorKind::kKey);
+  // Drafts may be unsigned, but a bad signature is refused even for drafts.
+  LoadOptions draft = publisher.Options(Versioned(2));
+  draft.allow_unsigned = true;
+  CHECK(engine.LoadList(text, draft, nullptr).kind() == ErrorKind::kSignature);
   CHECK(engine.Lists().empty());
+}
+
+TEST_CASE("engine: a signed list loads and reports who signed it", "[engine]") {
+  Engine engine;
+  Publisher publisher;
+  std::string text = Versioned(4);
+  LoadedListInfo info;
+  Status s = engine.LoadList(text, publisher.Options(text), &info);
+  REQUIRE(s.message() == "");
+  CHECK(info.is_signed);
+  CHECK(info.key_id == KeyIdHex(publisher.pub.key_id));
+  CHECK(info.public_key == PublicKeyBase64(publisher.pub));
+  CHECK_FALSE(info.key_rotated);
+  CHECK(info.trusted_comment == "timestamp:1");
+  CHECK(info.digest == ContentDigest(text));
+  CHECK(engine.Check("alpha", {}).action == Action::kDemote);
+}
+
+TEST_CASE("engine: a list signed by another key is refused with kind key", "[engine]") {
+  Engine engine;
+  Publisher publisher, impostor;
+  std::string text = Versioned(1);
+  LoadOptions o = impostor.Options(text);
+  o.public_key = FormatPublicKey(publisher.pub);
+  Status s = engine.LoadList(text, o, nullptr);
+  CHECK(s.kind() == ErrorKind::kKey);
+  CHECK(engine.Lists().empty());
+}
+
+TEST_CASE("engine: every flipped byte of a signed list is refused, nothing loads", "[engine]") {
+  Engine engine;
+  Publisher publisher;
+  const std::string text = Versioned(1);
+  const LoadOptions good = publisher.Options(text);
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string t = text;
+    t[i] ^= 0x20;
+    CHECK(engine.LoadList(t, good, nullptr).kind() == ErrorKind::kSignature);
+  }
+  CHECK(engine.Lists().empty());
+  REQUIRE(engine.LoadList(text, good, nullptr).ok());
+}
+
+TEST_CASE("engine: rollback, replay and the versions already loaded", "[engine]") {
+  Engine engine;
+  Publisher p;
+  std::string v5 = Versioned(5), v4 = Versioned(4), v5_other = Versioned(5, "beta");
+  LoadedListInfo info;
+  LoadOptions o = p.Options(v5);
+  o.last_version = 5;
+  o.last_digest = ContentDigest(v5);
+  REQUIRE(engine.LoadList(v5, o, &info).ok());  // the same bytes again: fine
+
+  LoadOptions older = p.Options(v4);
+  older.last_version = 5;
+  CHECK(engine.LoadList(v4, older, nullptr).kind() == ErrorKind::kRollback);
+  older.last_version.reset();  // the caller forgot: the loaded version still guards
+  CHECK(engine.LoadList(v4, older, nullptr).kind() == ErrorKind::kRollback);
+
+  LoadOptions replay = p.Options(v5_other);
+  Status s = engine.LoadList(v5_other, replay, nullptr);
+  CHECK(s.kind() == ErrorKind::kRollback);
+  CHECK_THAT(s.message(), Catch::Contains("already accepted with other content"));
+  Engine fresh;  // after a restart: the caller's stored digest guards
+  replay.last_version = 5;
+  replay.last_digest = info.digest;
+  CHECK(fresh.LoadList(v5_other, replay, nullptr).kind() == ErrorKind::kRollback);
+  CHECK(engine.Check("alpha", {}).action == Action::kDemote);
+  CHECK(engine.Check("beta", {}).action == Action::kNone);
+}
+
+TEST_CASE("engine: an expired list is refused; a loaded one goes stale", "[engine]") {
+  Engine engine;
+  Publisher p;
+  std::string text = Versioned(1);  // expires 2099-01-01T00:00:00Z = 4070908800
+  LoadOptions o = p.Options(text);
+  o.now_unix = 4070908800;
+  Status s = engine.LoadList(text, o, nullptr);
+  CHECK(s.kind() == ErrorKind::kExpired);
+  CHECK_THAT(s.message(), Catch::Contains("expired at 2099-01-01T00:00:00Z"));
+  o.now_unix = 4070908799;
+  REQUIRE(engine.LoadList(text, o, nullptr).ok());
+  CHECK_FALSE(engine.IsStale("t", 4070908799));
+  CHECK(engine.IsStale("t", 4070908800));
+  CHECK(engine.Check("alpha", {}).action == Action::kDemote);  // still the last good list
+}
+
+TEST_CASE("engine: a rotation statement lets a new key sign; without it, refused",
+          "[engine]") {
+  Publisher old_key, new_key;
+  std::string text = Versioned(2);
+  LoadOptions o = new_key.Options(text);
+  o.public_key = FormatPublicKey(old_key.pub);  // what the reader pinned
+  Engine engine;
+  CHECK(engine.LoadList(text, o, nullptr).kind() == ErrorKind::kKey);
+
+  std::string statement = FormatRotation("t", old_key.pub, new_key.pub, "2026-11-29T00:00:00Z");
+  o.rotations.push_back({statement, old_key.Sign(statement)});
+  LoadedListInfo info;
+  REQUIRE(engine.LoadList(text, o, &info).ok());
+  CHECK(info.key_rotated);
+  CHECK(info.public_key == PublicKeyBase64(new_key.pub));
+
+  // A statement for another list cannot vouch for this one.
+  std::string other = FormatRotation("other", old_key.pub, new_key.pub, "2026-11-29T00:00:00Z");
+  LoadOptions wrong_list = o;
+  wrong_list.rotations = {{other, old_key.Sign(other)}};
+  Engine e2;
+  CHECK(e2.LoadList(text, wrong_list, nullptr).kind() == ErrorKind::kKey);
+  // A statement signed by the new key itself is worthless.
+  LoadOptions self_signed = o;
+  self_signed.rotations = {{statement, new_key.Sign(statement)}};
+  CHECK(e2.LoadList(text, self_signed, nullptr).kind() == ErrorKind::kKey);
+  CHECK(e2.Lists().empty());
+}
+
+TEST_CASE("engine: size limits apply before the signature is checked", "[engine]") {
+  Engine engine;
+  Publisher p;
+  LoadOptions o = p.Options("x");
+  o.limits.max_list_bytes = 1000;
+  CHECK(engine.LoadList(std::string(1001, ' '), o, nullptr).kind() == ErrorKind::kLimit);
+  o.signature = std::string(kMaxSignatureFileBytes + 1, 'A');
+  CHECK(engine.LoadList("{}", o, nullptr).kind() == ErrorKind::kLimit);
 }
 
 TEST_CASE("engine: a failed load leaves the engine exactly as it was", "[engine]") {

@@ -27,16 +27,32 @@ std::string StatusJson(const Status& s) {
 }
 
 json InfoJson(const LoadedListInfo& l) {
-  return {{"id", l.info.id},
-          {"name", l.info.name},
-          {"publisher", {{"name", l.info.publisher_name}, {"url", l.info.publisher_url}}},
-          {"version", l.info.version},
-          {"issued", l.info.issued},
-          {"expires", l.info.expires},
-          {"ruleCount", l.rule_count},
-          {"signed", l.is_signed}};
+  json j = {{"id", l.info.id},
+            {"name", l.info.name},
+            {"publisher", {{"name", l.info.publisher_name}, {"url", l.info.publisher_url}}},
+            {"version", l.info.version},
+            {"issued", l.info.issued},
+            {"expires", l.info.expires},
+            {"ruleCount", l.rule_count},
+            {"signed", l.is_signed},
+            {"digest", l.digest}};
+  if (l.is_signed) {
+    j["keyId"] = l.key_id;
+    j["publicKey"] = l.public_key;
+    j["keyRotated"] = l.key_rotated;
+    j["trustedComment"] = l.trusted_comment;
+  }
+  return j;
 }
 
+// Reads a string field if present; false if present with another type.
+bool OptionalString(const json& o, const char* key, std::string* out) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return true;
+  if (!it->is_string()) return false;
+  *out = it->get<std::string>();
+  return true;
+}
 // Reads {"region": "DE", "language": "de"}; anything else is ignored.
 CheckContext ContextFromJson(const std::string& text) {
   CheckContext context;
@@ -63,13 +79,28 @@ class EngineBinding {
     // Type-checked reads: a wrong type must be an error, never an abort.
     auto flag = o.find("allowUnsigned");
     options.allow_unsigned = flag != o.end() && flag->is_boolean() && flag->get<bool>();
-    auto signature = o.find("signature");
-    if (signature != o.end() && signature->is_string()) options.signature = *signature;
-    auto key = o.find("publicKey");
-    if (key != o.end() && key->is_string()) options.public_key = *key;
+    if (!OptionalString(o, "signature", &options.signature) ||
+        !OptionalString(o, "publicKey", &options.public_key) ||
+        !OptionalString(o, "lastDigest", &options.last_digest)) {
+      return StatusJson(Status(ErrorKind::kFormat, "options: a string field has another type"));
+    }
     auto last = o.find("lastVersion");
     if (last != o.end() && last->is_number_integer()) {
       options.last_version = last->get<int64_t>();
+    }
+    auto now = o.find("now");
+    if (now != o.end() && now->is_number_integer()) options.now_unix = now->get<int64_t>();
+    auto rotations = o.find("rotations");
+    if (rotations != o.end() && rotations->is_array()) {
+      for (const json& r : *rotations) {
+        RotationProof proof;
+        if (!r.is_object() || !OptionalString(r, "statement", &proof.statement) ||
+            !OptionalString(r, "signature", &proof.signature)) {
+          return StatusJson(
+              Status(ErrorKind::kFormat, "options.rotations: expected {statement, signature}"));
+        }
+        options.rotations.push_back(std::move(proof));
+      }
     }
     LoadedListInfo info;
     Status s = engine_.LoadList(text, options, &info);
@@ -82,9 +113,15 @@ class EngineBinding {
     return StatusJson(engine_.UnloadList(id));
   }
 
-  std::string Lists() const {
+  // `now_unix` marks lists past their expiry as stale (still in use, as the last
+  // good version, until a newer one verifies).
+  std::string Lists(double now_unix) const {
     json out = json::array();
-    for (const LoadedListInfo& l : engine_.Lists()) out.push_back(InfoJson(l));
+    for (const LoadedListInfo& l : engine_.Lists()) {
+      json j = InfoJson(l);
+      j["stale"] = engine_.IsStale(l.info.id, static_cast<int64_t>(now_unix));
+      out.push_back(std::move(j));
+    }
     return out.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 

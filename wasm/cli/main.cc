@@ -12,28 +12,30 @@
 #include <vector>
 
 #include "factlens/engine.h"
+#include "io.h"
+#include "keys.h"
 #include "nlohmann/json.hpp"
 
-namespace factlens {
+namespace factlens::cli {
 namespace {
 
 using nlohmann::json;
-
-constexpr int kExitOk = 0;
-constexpr int kExitFinding = 1;
-constexpr int kExitUsage = 2;
 
 const char kUsage[] =
     "usage: factlens <command> [options]\n"
     "\n"
     "commands:\n"
     "  check    check posts against a rule list, print verdicts\n"
+    "  keygen   create a minisign-compatible key pair\n"
+    "  sign     sign a file (a rule list) as minisign -S does\n"
+    "  verify   verify a signed file as minisign -V does, and a list's lifecycle\n"
+    "  rotate   announce a publisher's new key, signed by the old one\n"
     "  help     show help for a command (factlens help check)\n"
     "  version  print the version\n";
 
 const char kCheckHelp[] =
-    "usage: factlens check --list FILE [--allow-unsigned] [--json] [--region CC]\n"
-    "                      [--policy JSON] [POSTS...]\n"
+    "usage: factlens check --list FILE [-p PUBFILE | -P PUBKEY | --allow-unsigned]\n"
+    "                      [--json] [--region CC] [--policy JSON] [POSTS...]\n"
     "\n"
     "Reads posts from the POSTS files (or standard input, or '-'): one post per line,\n"
     "or JSON Lines with a \"text\" field (and optional \"id\", \"region\", "
@@ -45,8 +47,11 @@ const char kCheckHelp[] =
     "\"review\"}]}\n"
     "(spans are UTF-16 [start, end) indices, as in the JavaScript API).\n"
     "\n"
-    "  --list FILE        the rule list (factlens/1 JSON); repeat for several lists\n"
-    "  --allow-unsigned   accept a list without a signature (drafts only)\n"
+    "  --list FILE        the rule list (factlens/1 JSON); repeat for several lists;\n"
+    "                     its signature is FILE.minisig\n"
+    "  -p PUBFILE         the publisher's public key (minisign .pub file)\n"
+    "  -P PUBKEY          the publisher's public key as its base64 line\n"
+    "  --allow-unsigned   accept lists without a signature (drafts only)\n"
     "  --json             JSON Lines output\n"
     "  --region CC        the reader's region (ISO 3166-1 alpha-2), for regional rules\n"
     "  --policy JSON      policy overrides, e.g. '{\"ratings\":{\"satire\":\"none\"}}'\n"
@@ -54,36 +59,10 @@ const char kCheckHelp[] =
     "Exit status: 0 when all posts were checked, 1 when a list's signature is missing\n"
     "or bad, 2 on usage or input errors.\n";
 
-bool ReadFile(const std::string& path, std::string* out, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": error: cannot read file: " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  *out = buffer.str();
-  return true;
-}
-
-// Turns a parse error into "file:line:col: error: ..." when it carries a JSON
-// position ("line 3, column 7: ..."), else "file: error: ...".
-std::string LocatedError(const std::string& file, const Status& s) {
-  const std::string& m = s.message();
-  unsigned line = 0, column = 0;
-  int consumed = 0;
-  if (std::sscanf(m.c_str(), "line %u, column %u: %n", &line, &column, &consumed) == 2 &&
-      consumed > 0) {
-    return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
-           ": error: " + m.substr(consumed) + " [" + ErrorKindName(s.kind()) + "]";
-  }
-  return file + ": error: " + m + " [" + ErrorKindName(s.kind()) + "]";
-}
-
-int Check(const std::vector<std::string>& args) {
+int Check(const Args& args) {
   std::vector<std::string> lists, inputs;
   bool allow_unsigned = false, as_json = false;
-  std::string region, policy_json;
+  std::string region, policy_json, public_key, public_key_file;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string* out) {
@@ -98,6 +77,10 @@ int Check(const std::vector<std::string>& args) {
     if (a == "--list") {
       if (!value(&v)) return kExitUsage;
       lists.push_back(v);
+    } else if (a == "-p") {
+      if (!value(&public_key_file)) return kExitUsage;
+    } else if (a == "-P") {
+      if (!value(&public_key)) return kExitUsage;
     } else if (a == "--allow-unsigned") {
       allow_unsigned = true;
     } else if (a == "--json") {
@@ -120,6 +103,13 @@ int Check(const std::vector<std::string>& args) {
     std::cerr << "factlens check: --list FILE is required\n" << kCheckHelp;
     return kExitUsage;
   }
+  if (!public_key_file.empty()) {
+    std::string error;
+    if (!ReadFile(public_key_file, &public_key, &error)) {
+      std::cerr << error << "\n";
+      return kExitUsage;
+    }
+  }
   Engine engine;
   if (!policy_json.empty()) {
     Policy policy = DefaultPolicy();
@@ -138,10 +128,19 @@ int Check(const std::vector<std::string>& args) {
     }
     LoadOptions options;
     options.allow_unsigned = allow_unsigned;
+    if (!public_key.empty()) {
+      options.public_key = public_key;
+      if (!ReadFile(path + ".minisig", &options.signature, &error)) {
+        std::cerr << error << "\n";
+        return kExitFinding;
+      }
+    }
     Status s = engine.LoadList(text, options, nullptr);
     if (!s.ok()) {
       std::cerr << LocatedError(path, s) << "\n";
-      return s.kind() == ErrorKind::kSignature ? kExitFinding : kExitUsage;
+      bool finding = s.kind() == ErrorKind::kSignature || s.kind() == ErrorKind::kKey ||
+                     s.kind() == ErrorKind::kRollback || s.kind() == ErrorKind::kExpired;
+      return finding ? kExitFinding : kExitUsage;
     }
   }
   if (inputs.empty()) inputs.push_back("-");
@@ -206,21 +205,39 @@ int Check(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+struct Command {
+  const char* name;
+  int (*run)(const Args&);
+  const char* (*help)();
+};
+
+const char* CheckHelp() { return kCheckHelp; }
+
+const Command kCommands[] = {
+    {"check", Check, CheckHelp},       {"keygen", Keygen, KeygenHelp},
+    {"sign", SignFiles, SignHelp},     {"verify", VerifyFile, VerifyHelp},
+    {"rotate", Rotate, RotateHelp},
+};
+
 int Main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  Args args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;
     return kExitUsage;
   }
   std::string command = args[0];
   args.erase(args.begin());
-  if (command == "check") return Check(args);
+  for (const Command& c : kCommands) {
+    if (command == c.name) return c.run(args);
+  }
   if (command == "help" || command == "-h" || command == "--help") {
-    if (!args.empty() && args[0] == "check") {
-      std::cout << kCheckHelp;
-    } else {
-      std::cout << kUsage;
+    for (const Command& c : kCommands) {
+      if (!args.empty() && args[0] == c.name) {
+        std::cout << c.help();
+        return kExitOk;
+      }
     }
+    std::cout << kUsage;
     return kExitOk;
   }
   if (command == "version" || command == "--version") {
@@ -232,6 +249,6 @@ int Main(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace factlens
+}  // namespace factlens::cli
 
-int main(int argc, char** argv) { return factlens::Main(argc, argv); }
+int main(int argc, char** argv) { return factlens::cli::Main(argc, argv); }

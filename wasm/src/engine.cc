@@ -2,7 +2,10 @@
 #include "factlens/engine.h"
 
 #include <algorithm>
+#include <ctime>
 #include <utility>
+
+#include "factlens/verify.h"
 
 namespace factlens {
 
@@ -14,47 +17,136 @@ struct Engine::Loaded {
 Engine::Engine() : policy_(DefaultPolicy()) {}
 Engine::~Engine() = default;
 
+namespace {
+
+// Checks the signature chain: pinned key, rotations, then the list's signature.
+// On success *verifier is the key that signed the list.
+Status VerifySignature(std::string_view text, const LoadOptions& options,
+                       PublicKey* verifier, std::vector<KeyRotation>* rotations,
+                       std::string* trusted_comment) {
+  if (options.public_key.empty()) {
+    return Status(ErrorKind::kKey, "no public key pinned for this list");
+  }
+  if (options.signature.size() > kMaxSignatureFileBytes) {
+    return Status(ErrorKind::kLimit, "signature: larger than " +
+                                         std::to_string(kMaxSignatureFileBytes) + " bytes");
+  }
+  PublicKey key;
+  Status s = ParsePublicKey(options.public_key, &key);
+  if (!s.ok()) return s;
+  Signature signature;
+  s = ParseSignature(options.signature, &signature);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < options.rotations.size(); ++i) {
+    KeyRotation rotation;
+    s = VerifyRotation(options.rotations[i].statement, options.rotations[i].signature, key,
+                       &rotation);
+    if (!s.ok()) {
+      return Status(s.kind(), "rotations[" + std::to_string(i) + "]: " + s.message());
+    }
+    key = rotation.new_key;
+    rotations->push_back(rotation);
+  }
+  s = Verify(key, text, signature);
+  if (!s.ok()) return s;
+  *verifier = key;
+  *trusted_comment = signature.trusted_comment;
+  return Status::Ok();
+}
+
+int64_t NowUnix(const LoadOptions& options) {
+  return options.now_unix.has_value() ? *options.now_unix
+                                      : static_cast<int64_t>(std::time(nullptr));
+}
+
+}  // namespace
+
 Status Engine::LoadList(std::string_view text, const LoadOptions& options,
                         LoadedListInfo* info) {
-  // Signature checks come first so that an unsigned or forged list costs no
-  // parsing work. Verification itself arrives with the signed-lists work; until
-  // then a signature is refused rather than silently accepted.
-  if (!options.signature.empty() || !options.public_key.empty()) {
-    return Status(ErrorKind::kUnsupported,
-                  "signature verification is not available in this build; "
-                  "load unsigned drafts with allowUnsigned");
+  // Size first: nothing below may hash or parse more than the limit allows.
+  if (text.size() > options.limits.max_list_bytes) {
+    return Status(ErrorKind::kLimit, "list of " + std::to_string(text.size()) +
+                                         " bytes exceeds the limit of " +
+                                         std::to_string(options.limits.max_list_bytes));
   }
-  if (!options.allow_unsigned) {
-    return Status(ErrorKind::kSignature,
-                  "the list has no signature; only authoring tools may load unsigned "
-                  "lists (allowUnsigned)");
+  auto loaded = std::make_unique<Loaded>();
+  LoadedListInfo& out = loaded->info;
+  std::vector<KeyRotation> rotations;
+  // A signature that is given must verify, even for drafts.
+  if (!options.signature.empty() || !options.allow_unsigned) {
+    if (options.signature.empty()) {
+      return Status(ErrorKind::kSignature,
+                    "the list has no signature; only authoring tools may load unsigned "
+                    "lists (allowUnsigned)");
+    }
+    PublicKey verifier;
+    Status s = VerifySignature(text, options, &verifier, &rotations, &out.trusted_comment);
+    if (!s.ok()) return s;
+    out.is_signed = true;
+    out.key_id = KeyIdHex(verifier.key_id);
+    out.public_key = PublicKeyBase64(verifier);
+    out.key_rotated = !rotations.empty();
   }
   RuleList list;
   Status s = ParseList(text, options.limits, &list);
   if (!s.ok()) return s;
-  if (options.last_version.has_value() && list.info.version < *options.last_version) {
-    return Status(ErrorKind::kRollback,
-                  "list.version: " + std::to_string(list.info.version) +
-                      " is older than the version already accepted (" +
-                      std::to_string(*options.last_version) + ")");
+  const ListInfo& li = list.info;
+  for (const KeyRotation& r : rotations) {
+    if (r.list_id != "*" && r.list_id != li.id) {
+      return Status(ErrorKind::kKey, "key rotation for list \"" + r.list_id +
+                                         "\" cannot vouch for list \"" + li.id + "\"");
+    }
   }
-  auto loaded = std::make_unique<Loaded>();
-  loaded->info.info = list.info;
-  loaded->info.rule_count = list.rules.size();
-  loaded->info.is_signed = false;
+  if (li.expires_unix <= NowUnix(options)) {
+    return Status(ErrorKind::kExpired, "list \"" + li.id + "\" version " +
+                                           std::to_string(li.version) + " expired at " +
+                                           li.expires);
+  }
+  out.digest = ContentDigest(text);
+  auto refuse_rollback = [&](int64_t known, const std::string& known_digest,
+                             const char* whose) -> Status {
+    if (li.version < known) {
+      return Status(ErrorKind::kRollback, "list.version: " + std::to_string(li.version) +
+                                              " is older than the version " + whose + " (" +
+                                              std::to_string(known) + ")");
+    }
+    if (li.version == known && !known_digest.empty() && known_digest != out.digest) {
+      return Status(ErrorKind::kRollback,
+                    "list.version: " + std::to_string(li.version) +
+                        " was already accepted with other content (a replayed or "
+                        "altered version; the publisher must raise the version)");
+    }
+    return Status::Ok();
+  };
+  if (options.last_version.has_value()) {
+    s = refuse_rollback(*options.last_version, options.last_digest, "already accepted");
+    if (!s.ok()) return s;
+  }
+  auto same = std::find_if(lists_.begin(), lists_.end(),
+                           [&](const auto& l) { return l->info.info.id == li.id; });
+  if (same != lists_.end()) {
+    s = refuse_rollback((*same)->info.info.version, (*same)->info.digest, "loaded");
+    if (!s.ok()) return s;
+  }
+  out.info = li;
+  out.rule_count = list.rules.size();
   s = CompiledList::Compile(std::move(list), &loaded->compiled);
   if (!s.ok()) return s;
   // Only now, with everything checked and compiled, does the engine change.
-  if (info != nullptr) *info = loaded->info;
-  auto same = std::find_if(lists_.begin(), lists_.end(), [&](const auto& l) {
-    return l->info.info.id == loaded->info.info.id;
-  });
+  if (info != nullptr) *info = out;
   if (same != lists_.end()) {
     *same = std::move(loaded);
   } else {
     lists_.push_back(std::move(loaded));
   }
   return Status::Ok();
+}
+
+bool Engine::IsStale(std::string_view list_id, int64_t now_unix) const {
+  for (const auto& l : lists_) {
+    if (l->info.info.id == list_id) return l->info.info.expires_unix <= now_unix;
+  }
+  return false;
 }
 
 Status Engine::UnloadList(std::string_view list_id) {

@@ -20,11 +20,22 @@
 
 namespace factlens {
 
+// A key rotation statement and its signature by the previous key (verify.h).
+struct RotationProof {
+  std::string statement;
+  std::string signature;
+};
+
 struct LoadOptions {
   bool allow_unsigned = false;  // authoring tools only; the extension never sets it
   std::string signature;        // minisign signature file text
-  std::string public_key;       // minisign public key (file text or base64 line)
+  std::string public_key;       // the pinned minisign public key (file text or base64)
+  // Rotations from the pinned key to the key that signed this list, oldest first;
+  // each statement is signed by the key before it.
+  std::vector<RotationProof> rotations;
   std::optional<int64_t> last_version;  // the version last accepted for this list id
+  std::string last_digest;  // ContentDigest of the bytes accepted as last_version
+  std::optional<int64_t> now_unix;  // the clock for expiry checks (default: now)
   ParseLimits limits;
 };
 
@@ -32,6 +43,11 @@ struct LoadedListInfo {
   ListInfo info;
   size_t rule_count = 0;
   bool is_signed = false;
+  std::string digest;           // ContentDigest of the list text, for last_digest
+  std::string key_id;           // hex id of the key that verified it (signed lists)
+  std::string public_key;       // that key, base64: the pin to keep after a rotation
+  bool key_rotated = false;     // true if a rotation moved the pin
+  std::string trusted_comment;  // the signature's verified trusted comment
 };
 
 class Engine {
@@ -41,10 +57,20 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Parses, checks and compiles `text`, then adds it (replacing a loaded list with
-  // the same id). Returns kSignature when unsigned without allow_unsigned,
-  // kUnsupported when a signature is given (verification is not built yet),
-  // kRollback when last_version is newer, kFormat/kLimit from parsing.
+  // Verifies, parses, checks and compiles `text`, then adds it (replacing a loaded
+  // list with the same id). In order, cheapest first:
+  //  - sizes against the limits, before any hashing or parsing (kLimit);
+  //  - the pinned public key (kKey), the signature file (kSignature), rotation
+  //    statements (kKey, kSignature, kFormat), then the signature over the exact
+  //    bytes (kKey if made by another key, kSignature if it does not verify);
+  //    unsigned lists only with allow_unsigned (kSignature otherwise);
+  //  - the list itself (kFormat, kLimit);
+  //  - a rotation must name this list (kKey);
+  //  - expiry against now_unix (kExpired);
+  //  - version against last_version, the digest of an equal version against
+  //    last_digest, and against a version of the same list already loaded
+  //    (kRollback);
+  //  - compiling the matchers (kFormat, kLimit).
   Status LoadList(std::string_view text, const LoadOptions& options,
                   LoadedListInfo* info);
 
@@ -53,6 +79,10 @@ class Engine {
 
   // Returns the lists loaded, in load order.
   std::vector<LoadedListInfo> Lists() const;
+
+  // Returns true if the loaded list `list_id` has expired by `now_unix`: callers may
+  // keep using it, shown as stale, until a newer list verifies.
+  bool IsStale(std::string_view list_id, int64_t now_unix) const;
 
   void SetPolicy(const Policy& policy) { policy_ = policy; }
   const Policy& policy() const { return policy_; }
