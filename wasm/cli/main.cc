@@ -214,8 +214,8 @@ struct Command {
 const char* CheckHelp() { return kCheckHelp; }
 
 const Command kCommands[] = {
-    {"check", Check, CheckHelp},       {"keygen", Keygen, KeygenHelp},
-    {"sign", SignFiles, SignHelp},     {"verify", VerifyFile, VerifyHelp},
+    {"check", Check, CheckHelp},    {"keygen", Keygen, KeygenHelp},
+    {"sign", SignFiles, SignHelp},  {"verify", VerifyFile, VerifyHelp},
     {"rotate", Rotate, RotateHelp},
 };
 

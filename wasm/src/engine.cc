@@ -28,8 +28,9 @@ Status VerifySignature(std::string_view text, const LoadOptions& options,
     return Status(ErrorKind::kKey, "no public key pinned for this list");
   }
   if (options.signature.size() > kMaxSignatureFileBytes) {
-    return Status(ErrorKind::kLimit, "signature: larger than " +
-                                         std::to_string(kMaxSignatureFileBytes) + " bytes");
+    return Status(
+        ErrorKind::kLimit,
+        "signature: larger than " + std::to_string(kMaxSignatureFileBytes) + " bytes");
   }
   PublicKey key;
   Status s = ParsePublicKey(options.public_key, &key);
@@ -39,8 +40,8 @@ Status VerifySignature(std::string_view text, const LoadOptions& options,
   if (!s.ok()) return s;
   for (size_t i = 0; i < options.rotations.size(); ++i) {
     KeyRotation rotation;
-    s = VerifyRotation(options.rotations[i].statement, options.rotations[i].signature, key,
-                       &rotation);
+    s = VerifyRotation(options.rotations[i].statement, options.rotations[i].signature,
+                       key, &rotation);
     if (!s.ok()) {
       return Status(s.kind(), "rotations[" + std::to_string(i) + "]: " + s.message());
     }
@@ -80,7 +81,8 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
                     "lists (allowUnsigned)");
     }
     PublicKey verifier;
-    Status s = VerifySignature(text, options, &verifier, &rotations, &out.trusted_comment);
+    Status s =
+        VerifySignature(text, options, &verifier, &rotations, &out.trusted_comment);
     if (!s.ok()) return s;
     out.is_signed = true;
     out.key_id = KeyIdHex(verifier.key_id);
@@ -107,8 +109,8 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
                              const char* whose) -> Status {
     if (li.version < known) {
       return Status(ErrorKind::kRollback, "list.version: " + std::to_string(li.version) +
-                                              " is older than the version " + whose + " (" +
-                                              std::to_string(known) + ")");
+                                              " is older than the version " + whose +
+                                              " (" + std::to_string(known) + ")");
     }
     if (li.version == known && !known_digest.empty() && known_digest != out.digest) {
       return Status(ErrorKind::kRollback,
