@@ -43,8 +43,10 @@ void EnsureSodium() {
     // libsodium 1.0.18 finds randomness through Module.getRandomValue, else looks
     // for `window`/`self` or require(), which an ES module under Node lacks.
     // crypto.getRandomValues exists in browsers, workers and Node 20 alike.
+    // JavaScript inside: C++ formatting would break operators such as `!==`.
+    // clang-format off
     EM_ASM({
-      if (Module.getRandomValue == = undefined) {
+      if (typeof Module.getRandomValue !== "function") {
         Module.getRandomValue = function() {
           var word = new Uint32Array(1);
           globalThis.crypto.getRandomValues(word);
@@ -52,6 +54,7 @@ void EnsureSodium() {
         };
       }
     });
+    // clang-format on
 #endif
     if (sodium_init() < 0) __builtin_trap();  // no safe way on without a CSPRNG
   });
