@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh
 bash scripts/check-format.sh
 ctest --test-dir build --output-on-failure
-node --test tests/js/
+node --test tests/js/ tests/e2e/
