@@ -17,7 +17,7 @@ const idle = typeof requestIdleCallback === 'function'
  * Labels, demotes or hides the elements under `root` that match `selector`, now and
  * as they are added. Returns a handle whose disconnect() stops it.
  * @param {Element | Document | DocumentFragment} root
- * @param {import('./index.js').AnnotateOptions} options
+ * @param {import('./index.js').AnnotateOptions} options  (index.d.ts)
  */
 export function annotate(root, options = {}) {
   const { engine, selector } = options;
