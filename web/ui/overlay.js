@@ -167,12 +167,13 @@ export function createOverlay(target, options = {}) {
   function collapse(on) {
     if (on && collapsed === null) {
       collapsed = [target.style.getPropertyValue('display'),
-                   target.style.getPropertyPriority('display')];
+                   target.style.getPropertyPriority('display'), target.hasAttribute('style')];
       target.style.setProperty('display', 'none', 'important');
     } else if (!on && collapsed !== null) {
-      const [value, priority] = collapsed;
+      const [value, priority, hadStyle] = collapsed;
       if (value) target.style.setProperty('display', value, priority);
       else target.style.removeProperty('display');
+      if (!hadStyle && target.getAttribute('style') === '') target.removeAttribute('style');
       collapsed = null;
     }
   }
