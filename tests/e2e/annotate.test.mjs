@@ -158,10 +158,11 @@ test('disconnect() stops labelling; removeLabels gives the page back as it was',
 test('the page cannot hide, reach into or inject HTML through the overlay', async () => {
   const { page, errors } = await openFixture();
   await page.evaluate(() => {
-    const style = document.createElement('style');
-    style.textContent = 'div, [data-factlens-overlay] { display: none !important; color: red !important }' +
-      ' button { display: none !important }';
-    document.head.append(style);
+    // A constructed sheet: the fixture's CSP blocks <style> elements, not CSSOM.
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync('div, [data-factlens-overlay] { display: none !important; color: red !important }' +
+      ' button { display: none !important }');
+    document.adoptedStyleSheets = [sheet];
     Element.prototype.attachShadow = () => { throw new Error('page broke attachShadow'); };
     Node.prototype.appendChild = () => { throw new Error('page broke appendChild'); };
   });
