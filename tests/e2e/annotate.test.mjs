@@ -160,7 +160,7 @@ test('the page cannot hide, reach into or inject HTML through the overlay', asyn
   await page.evaluate(() => {
     // A constructed sheet: the fixture's CSP blocks <style> elements, not CSSOM.
     const sheet = new CSSStyleSheet();
-    sheet.replaceSync('div, [data-factlens-overlay] { display: none !important; color: red !important }' +
+    sheet.replaceSync('#feed > div:not(.post), [data-factlens-overlay] { display: none !important; color: red !important }' +
       ' button { display: none !important }');
     document.adoptedStyleSheets = [sheet];
     Element.prototype.attachShadow = () => { throw new Error('page broke attachShadow'); };
