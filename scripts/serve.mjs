@@ -46,13 +46,16 @@ export const CSP = [
 export async function startServer({ mounts, port = 0, host = '127.0.0.1', index = '/',
                                     headers = {} }) {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
-  const roots = Object.fromEntries(
-    await Promise.all(prefixes.map(async (p) => [p, await realpath(mounts[p])])));
+  // A mount may be a folder or a single file; one not there yet (build/demo before
+  // sign-demo.sh ran) answers 404.
+  const roots = Object.fromEntries(await Promise.all(prefixes.map(async (p) =>
+    [p, await realpath(mounts[p]).catch(() => null)])));
 
   async function resolve(urlPath) {
     const prefix = prefixes.find((p) => urlPath.startsWith(p));
     if (!prefix) return null;
     const base = roots[prefix];
+    if (!base) return null;
     let file = join(base, decodeURIComponent(urlPath.slice(prefix.length)));
     let info = await stat(file).catch(() => null);
     if (info?.isDirectory()) {
@@ -120,8 +123,15 @@ export async function startServer({ mounts, port = 0, host = '127.0.0.1', index 
 }
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
-/** What `npm start` serves: web/ at the root, the example lists under /lists/. */
-export const DEMO_MOUNTS = { '/': join(repo, 'web'), '/lists/': join(repo, 'rules/examples') };
+/** What `npm start` serves: web/ at the root, the example lists under /lists/, the
+ *  demo list as signed by scripts/sign-demo.sh under /signed/, and the demo public
+ *  key (only that file: rules/keys/ also holds the demo's secret key). */
+export const DEMO_MOUNTS = {
+  '/': join(repo, 'web'),
+  '/lists/': join(repo, 'rules/examples'),
+  '/signed/': join(repo, 'build/demo'),
+  '/keys/demo.pub': join(repo, 'rules/keys/demo.pub'),
+};
 
 /** Renders the demo in headless Chromium and writes a PNG to `file` (via a temp name). */
 export async function screenshotDemo(url, file) {

@@ -68,16 +68,21 @@ class Engine {
   }
 
   /**
-   * Loads a rule list (factlens/1 JSON text). Throws FactlensError; on error the
-   * engine keeps exactly the lists it had.
+   * Loads a rule list (factlens/1 JSON text) after verifying its minisign signature
+   * against the pinned public key, its expiry and its version. Throws FactlensError
+   * (signature, key, rollback, expired, format, limit); on error the engine keeps
+   * exactly the lists it had.
    */
   loadList(listText, options = {}) {
     if (typeof listText !== 'string') {
       throw new FactlensError('argument', 'loadList expects the list as JSON text');
     }
+    if (options === null || typeof options !== 'object') {
+      throw new FactlensError('argument', 'loadList options must be an object');
+    }
     const opts = {};
     if (options.allowUnsigned === true) opts.allowUnsigned = true;
-    for (const name of ['signature', 'publicKey']) {
+    for (const name of ['signature', 'publicKey', 'lastDigest']) {
       if (options[name] != null) {
         if (typeof options[name] !== 'string') {
           throw new FactlensError('argument', `${name} must be a string`);
@@ -91,6 +96,19 @@ class Engine {
       }
       opts.lastVersion = options.lastVersion;
     }
+    if (options.rotations != null) {
+      const list = Array.isArray(options.rotations) ? options.rotations : [options.rotations];
+      opts.rotations = list.map((r, i) => {
+        if (typeof r?.statement !== 'string' || typeof r?.signature !== 'string') {
+          throw new FactlensError('argument', `rotations[${i}] must be { statement, signature } strings`);
+        }
+        return { statement: r.statement, signature: r.signature };
+      });
+    }
+    const now = options.now ?? Date.now();
+    const nowMs = now instanceof Date ? now.getTime() : now;
+    if (!Number.isFinite(nowMs)) throw new FactlensError('argument', 'now must be a Date or milliseconds');
+    opts.now = Math.floor(nowMs / 1000);
     return unwrap(this.#live().loadList(listText, JSON.stringify(opts))).info;
   }
 
@@ -99,9 +117,10 @@ class Engine {
     unwrap(this.#live().unloadList(String(listId)));
   }
 
-  /** Returns the loaded lists' info. */
-  lists() {
-    return JSON.parse(this.#live().lists());
+  /** Returns the loaded lists' info; `stale` marks those past their expiry. */
+  lists(now = Date.now()) {
+    const nowMs = now instanceof Date ? now.getTime() : now;
+    return JSON.parse(this.#live().lists(Math.floor(nowMs / 1000)));
   }
 
   /** Returns the verdict for one post. */

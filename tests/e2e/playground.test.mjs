@@ -91,20 +91,41 @@ test('a broken list shows its error with its position, and the last good verdict
   assert.deepEqual(errors, []);
 });
 
-test('a list whose signature does not verify is refused and not used', async () => {
-  const before = await listText();
+test('a signed list loads by URL with its key; a wrong key or signature is refused and not used', async () => {
   await page.click('#signed summary');
-  await page.fill('#signed-url', `${server.url}/lists/demo.json`);
-  await page.fill('#signed-sig', `${server.url}/fixtures/wrong-key.minisig`);
-  await page.fill('#signed-key', 'RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3');
-  await page.click('#signed-form button');
-  await page.waitForFunction(() => /Refused|Failed/.test(document.querySelector('#signed-status').textContent));
-  assert.match(await page.$eval('#signed-status', (s) => s.textContent),
-    /^Refused \((signature|key|unsupported)\): /);
-  assert.equal(await listText(), before);
+  await page.waitForFunction(() => document.querySelector('#signed-key').value.startsWith('untrusted comment'));
+  const demoKey = await page.$eval('#signed-key', (t) => t.value);
+  const submit = async (url, sig, key) => {
+    await page.fill('#signed-url', url);
+    await page.fill('#signed-sig', sig);
+    await page.fill('#signed-key', key);
+    await page.$eval('#signed-status', (s) => { s.textContent = ''; });
+    await page.click('#signed-form button');
+    await page.waitForFunction(() => /Refused|Failed|Verified/.test(document.querySelector('#signed-status').textContent));
+    return page.$eval('#signed-status', (s) => s.textContent);
+  };
+  // The draft in the editor differs from the signed file, so "not used" is visible.
+  await page.fill('#list-editor', (await listText()).replace('"version": 1', '"version": 7'));
+  await page.waitForFunction(() => document.querySelector('#list-status').textContent.includes(' v7:'));
+  const draft = await listText();
+
+  // Signed by the demo key, checked against another publisher's key.
+  assert.match(await submit('/signed/demo.json', '', 'RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3'),
+    /^Refused \((key|signature)\): /);
+  assert.equal(await listText(), draft);
+  assert.match(await status(), / v7: /);
+  // A signature that is not the list's.
+  assert.match(await submit('/signed/demo.json', '/fixtures/wrong-key.minisig', demoKey),
+    /^Refused \((key|signature)\): /);
+  assert.equal(await listText(), draft);
   // Only https (or the page's own server) is fetched.
-  await page.fill('#signed-url', 'http://example.invalid/list.json');
-  await page.click('#signed-form button');
-  await page.waitForFunction(() => /only https/.test(document.querySelector('#signed-status').textContent));
+  assert.match(await submit('http://example.invalid/list.json', '', demoKey), /only https/);
+
+  // The real thing: verified, loaded, and shown in the editor.
+  assert.match(await submit('/signed/demo.json', '', demoKey),
+    /^Verified and loaded factlens demo list v1 \(11 rules\)/);
+  assert.match(await status(), /v1: signed and verified$/);
+  assert.notEqual(await listText(), draft);
+  assert.equal(await firstAction(), 'none');  // the posts from the earlier test, checked anew
   assert.deepEqual(errors, []);
 });

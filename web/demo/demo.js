@@ -52,6 +52,28 @@ async function startFeed(listText) {
 // ---- the playground ---------------------------------------------------------------
 let playground;  // its own engine, so edits never touch the feed's
 let listOk = false;
+let lastGood = null;  // [text, options] of the list in use
+
+// Makes `text` the playground's only list. The engine refuses an older or different
+// same-version list over a loaded one (rollback protection, right for readers); an
+// editor replaces freely, so the old list goes first and comes back if the new fails.
+function replaceList(text, options) {
+  for (const l of playground.lists()) playground.unloadList(l.id);
+  try {
+    const info = playground.loadList(text, options);
+    lastGood = [text, options];
+    return info;
+  } catch (error) {
+    if (lastGood) {
+      try {
+        playground.loadList(...lastGood);
+      } catch {
+        lastGood = null;  // e.g. expired since: nothing in use; results show as stale
+      }
+    }
+    throw error;
+  }
+}
 
 // Where an engine error points in the editor: "line L, column C" (syntax; C counts
 // UTF-8 bytes), or `rules[i] (id "x"): field` (semantic; we find the rule's id).
@@ -120,10 +142,7 @@ function showListError(text, error) {
 function loadDraft() {
   const text = $('list-editor').value;
   try {
-    const info = playground.loadList(text, { allowUnsigned: true });
-    for (const other of playground.lists()) {
-      if (other.id !== info.id) playground.unloadList(other.id);
-    }
+    const info = replaceList(text, { allowUnsigned: true });
     listOk = true;
     const status = $('list-status');
     status.className = 'status ok';
@@ -211,10 +230,7 @@ async function loadSigned(event) {
     const publicKey = $('signed-key').value.trim();
     if (!publicKey) throw new Error('the publisher\'s public key is needed to verify the list');
     const [text, signature] = await Promise.all([fetchText(listUrl), fetchText(sigUrl)]);
-    const info = playground.loadList(text, { signature, publicKey });
-    for (const other of playground.lists()) {
-      if (other.id !== info.id) playground.unloadList(other.id);
-    }
+    const info = replaceList(text, { signature, publicKey });
     $('list-editor').value = text;
     listOk = true;
     status.className = 'status ok';
@@ -244,6 +260,10 @@ async function startPlayground(listText) {
   $('posts-editor').addEventListener('input', debounce(renderResults, 100));
   $('region').addEventListener('input', debounce(renderResults, 100));
   $('signed-form').addEventListener('submit', loadSigned);
+  // The demo key, to try the signed-list path against /signed/demo.json (npm start
+  // signs the demo list with it). Only the public key is served.
+  fetchText('/keys/demo.pub').then((key) => { $('signed-key').value = key.trim(); },
+    () => { /* not served (e.g. web/ served alone): the field stays empty */ });
   loadDraft();
 }
 
