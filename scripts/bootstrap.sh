@@ -12,8 +12,9 @@ DEPS=$ROOT/.deps
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------
+# chromium: the e2e tests and `npm start -- --screenshot` (driven by npm playwright-core).
 PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev
-          libsodium-dev minisign autoconf automake libtool)
+          libsodium-dev minisign autoconf automake libtool chromium)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

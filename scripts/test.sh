@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+bash scripts/sign-demo.sh  # build/demo/: the signed demo list the e2e tests load
 bash scripts/check-format.sh
 ctest --test-dir build --output-on-failure
-node --test tests/js/
+node --test tests/js/ tests/e2e/

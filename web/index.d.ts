@@ -114,6 +114,14 @@ export interface Policy {
   minScore?: number;
 }
 
+/** The wasm heap, shared by every engine made from the same wasm URL. */
+export interface MemoryStats {
+  /** Bytes allocated by the engine and not yet freed (malloc's own accounting). */
+  bytesInUse: number;
+  /** Size of the wasm memory in bytes (grows, never shrinks). */
+  heapSize: number;
+}
+
 export interface Engine {
   loadList(listText: string, options?: LoadOptions): ListInfo;
   unloadList(listId: string): void;
@@ -124,6 +132,9 @@ export interface Engine {
   /** Replaces the policy with the defaults overridden by `policy`. */
   setPolicy(policy?: Policy): void;
   getPolicy(): Required<Policy>;
+  /** Heap figures of the module behind this engine; usable after dispose() too. */
+  memoryStats(): MemoryStats;
+  /** Frees the engine's memory; later calls (except memoryStats) throw kind "disposed". */
   dispose(): void;
 }
 
@@ -133,3 +144,45 @@ export interface CreateEngineOptions {
 }
 
 export function createEngine(options?: CreateEngineOptions): Promise<Engine>;
+
+export interface AnnotateOptions {
+  /** The engine whose lists and policy decide; annotate() never disposes it. */
+  engine: Engine;
+  /** CSS selector of the post elements under the root. */
+  selector: string;
+  /** The text checked for a post; default: its textContent. */
+  textOf?: (element: Element) => string;
+  /** What identifies a post across re-renders (the reader's "show anyway" sticks to
+   *  it); default: its text. Use a post id where the page has one. */
+  keyOf?: (element: Element, text: string) => string;
+  /** Called with every verdict (also `none`); return false to draw nothing for it. */
+  onVerdict?: (verdict: Verdict, element: Element) => boolean | void;
+  /** Engine or callback errors; default: rethrown asynchronously (shows in the console). */
+  onError?: (error: unknown) => void;
+  /** Passed to checkBatch: the reader's region and the posts' language. */
+  context?: CheckContext;
+  /** Overlay strings; default English (see factlens/ui/overlay.js STRINGS_EN). */
+  strings?: import('./ui/overlay.js').OverlayStrings;
+  /** Default 'auto' (follows prefers-color-scheme). */
+  theme?: 'auto' | 'light' | 'dark';
+  /** Posts per checkBatch call; default 50. */
+  batchSize?: number;
+}
+
+export interface AnnotateHandle {
+  /** Stops observing and drops queued work; with removeLabels, also removes every
+   *  label and gives collapsed posts back their display. */
+  disconnect(options?: { removeLabels?: boolean }): void;
+  /** Checks every matching element again (after a list or policy change). */
+  refresh(): void;
+  /** Runs queued work now instead of at the next idle moment. */
+  flush(): void;
+}
+
+/**
+ * Labels, demotes or hides the elements under `root` matching `selector`, now and as
+ * they are added (MutationObserver), in batches at idle time. Throws FactlensError
+ * (kind "argument") for a missing engine, root or selector.
+ */
+export function annotate(root: Element | Document | DocumentFragment,
+                         options: AnnotateOptions): AnnotateHandle;

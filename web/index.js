@@ -1,200 +1,25 @@
-// factlens: the JavaScript API over the wasm engine (browsers and Node 20).
+// factlens: the JavaScript API over the wasm engine (Node 20 and plain ES module
+// loaders; bundlers targeting browsers take browser.js through the "browser" export
+// condition).
 //
-//   import { createEngine, FactlensError } from 'factlens';
+//   import { createEngine, FactlensError, annotate } from 'factlens';
 //   const engine = await createEngine();
 //   engine.loadList(listText, { signature, publicKey, lastVersion });
 //   const verdict = engine.check(postText, { region: 'DE' });
-//
-// The wasm module speaks JSON text (wasm/bindings/bindings.cc); this wrapper turns
-// failed statuses into thrown FactlensError objects and owns the native handle.
-import createFactlensCore from './dist/factlens-core.mjs';
+import { engineFactory } from './engine.js';
 
-/** An engine error; `kind` says what went wrong: "format", "limit", "signature",
- *  "key", "rollback", "expired", "unsupported", "not_found", "disposed", "argument". */
-export class FactlensError extends Error {
-  /**
-   * @param {string} kind
-   * @param {string} message
-   */
-  constructor(kind, message) {
-    super(message);
-    this.name = 'FactlensError';
-    this.kind = kind;
-  }
-}
+export { FactlensError } from './engine.js';
+export { annotate } from './annotate.js';
 
 const isNode =
   typeof process === 'object' && typeof process.versions?.node === 'string' &&
   typeof window === 'undefined';
 
-/** @type {Map<string, Promise<object>>} one module instance per wasm URL */
-const modules = new Map();
-
-function loadCore(wasmUrl) {
-  const key = String(wasmUrl);
-  let module = modules.get(key);
-  if (!module) {
-    module = (async () => {
-      const args = {};
-      if (isNode) {
-        // Emscripten 3.1.6's loader would fetch() a file path under Node 18+; hand it
-        // the bytes instead.
-        const { readFile } = await import('node:fs/promises');
-        args.wasmBinary = await readFile(wasmUrl);
-      } else {
-        args.locateFile = () => key;
-      }
-      return createFactlensCore(args);
-    })();
-    modules.set(key, module);
-    module.catch(() => modules.delete(key));
-  }
-  return module;
+async function readFileBytes(url) {
+  const { readFile } = await import('node:fs/promises');
+  return readFile(url instanceof URL || !/^[a-z]+:/i.test(url) ? url : new URL(url));
 }
 
-// Strings from pages may hold lone surrogates; the engine works on well-formed
-// text so that UTF-16 span indices line up with the string JavaScript gave it.
-function wellFormed(text) {
-  if (typeof text !== 'string') {
-    throw new FactlensError('argument', `expected a string, got ${typeof text}`);
-  }
-  return typeof text.toWellFormed === 'function'
-    ? text.toWellFormed()
-    : text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-}
-
-function unwrap(json) {
-  const result = JSON.parse(json);
-  if (!result.ok) throw new FactlensError(result.kind, result.message);
-  return result;
-}
-
-function contextJson(context) {
-  if (context == null) return '{}';
-  if (typeof context !== 'object') {
-    throw new FactlensError('argument', 'context must be an object like { region: "DE" }');
-  }
-  const out = {};
-  if (context.region != null) out.region = String(context.region).toUpperCase();
-  if (context.language != null) out.language = String(context.language);
-  return JSON.stringify(out);
-}
-
-// Frees native engines whose JS object was collected without dispose().
-const finalizer = new FinalizationRegistry((handle) => handle.delete());
-
-class Engine {
-  #handle;
-
-  constructor(handle) {
-    this.#handle = handle;
-    finalizer.register(this, handle, this);
-  }
-
-  #live() {
-    if (!this.#handle) throw new FactlensError('disposed', 'this engine was disposed');
-    return this.#handle;
-  }
-
-  /**
-   * Loads a rule list (factlens/1 JSON text) after verifying its minisign signature
-   * against the pinned public key, its expiry and its version. Throws FactlensError
-   * (signature, key, rollback, expired, format, limit); on error the engine keeps
-   * exactly the lists it had.
-   */
-  loadList(listText, options = {}) {
-    if (typeof listText !== 'string') {
-      throw new FactlensError('argument', 'loadList expects the list as JSON text');
-    }
-    if (options === null || typeof options !== 'object') {
-      throw new FactlensError('argument', 'loadList options must be an object');
-    }
-    const opts = {};
-    if (options.allowUnsigned === true) opts.allowUnsigned = true;
-    for (const name of ['signature', 'publicKey', 'lastDigest']) {
-      if (options[name] != null) {
-        if (typeof options[name] !== 'string') {
-          throw new FactlensError('argument', `${name} must be a string`);
-        }
-        opts[name] = options[name];
-      }
-    }
-    if (options.lastVersion != null) {
-      if (!Number.isSafeInteger(options.lastVersion) || options.lastVersion < 0) {
-        throw new FactlensError('argument', 'lastVersion must be a non-negative integer');
-      }
-      opts.lastVersion = options.lastVersion;
-    }
-    if (options.rotations != null) {
-      const list = Array.isArray(options.rotations) ? options.rotations : [options.rotations];
-      opts.rotations = list.map((r, i) => {
-        if (typeof r?.statement !== 'string' || typeof r?.signature !== 'string') {
-          throw new FactlensError('argument', `rotations[${i}] must be { statement, signature } strings`);
-        }
-        return { statement: r.statement, signature: r.signature };
-      });
-    }
-    const now = options.now ?? Date.now();
-    const nowMs = now instanceof Date ? now.getTime() : now;
-    if (!Number.isFinite(nowMs)) throw new FactlensError('argument', 'now must be a Date or milliseconds');
-    opts.now = Math.floor(nowMs / 1000);
-    return unwrap(this.#live().loadList(listText, JSON.stringify(opts))).info;
-  }
-
-  /** Removes a loaded list by id. */
-  unloadList(listId) {
-    unwrap(this.#live().unloadList(String(listId)));
-  }
-
-  /** Returns the loaded lists' info; `stale` marks those past their expiry. */
-  lists(now = Date.now()) {
-    const nowMs = now instanceof Date ? now.getTime() : now;
-    return JSON.parse(this.#live().lists(Math.floor(nowMs / 1000)));
-  }
-
-  /** Returns the verdict for one post. */
-  check(text, context) {
-    return JSON.parse(this.#live().check(wellFormed(text), contextJson(context)));
-  }
-
-  /** Returns the verdicts for many posts, in order (one call into wasm). */
-  checkBatch(texts, context) {
-    if (!Array.isArray(texts)) throw new FactlensError('argument', 'checkBatch expects an array');
-    const json = JSON.stringify(texts.map(wellFormed));
-    return JSON.parse(this.#live().checkBatch(json, contextJson(context)));
-  }
-
-  /** Ranked claims for a text; arrives with claim similarity. */
-  search(_text, _k) {
-    throw new FactlensError('unsupported', 'search() needs claim similarity, not in this build');
-  }
-
-  /** Replaces the policy: the defaults, overridden by the fields given. */
-  setPolicy(policy = {}) {
-    unwrap(this.#live().setPolicy(JSON.stringify(policy)));
-  }
-
-  /** Returns the policy in force, every field filled in. */
-  getPolicy() {
-    return JSON.parse(this.#live().policy());
-  }
-
-  /** Frees the engine's memory; the object is unusable afterwards. */
-  dispose() {
-    if (!this.#handle) return;
-    finalizer.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
-  }
-}
-
-/**
- * Creates an engine. The wasm file is found next to this module; pass `wasmUrl`
- * to serve it from elsewhere.
- * @param {{ wasmUrl?: string | URL }} [options]
- */
-export async function createEngine(options = {}) {
-  const wasmUrl = options.wasmUrl ?? new URL('./dist/factlens-core.wasm', import.meta.url);
-  const core = await loadCore(wasmUrl);
-  return new Engine(new core.Engine());
-}
+/** Creates an engine; see index.d.ts. */
+export const createEngine = engineFactory(
+  new URL('./dist/factlens-core.wasm', import.meta.url), isNode ? readFileBytes : null);

@@ -6,6 +6,8 @@
 // Results of fallible calls are {"ok":true,...} or {"ok":false,"kind","message"};
 // web/index.js turns the latter into a thrown FactlensError.
 #include <emscripten/bind.h>
+#include <emscripten/heap.h>
+#include <malloc.h>
 
 #include <string>
 
@@ -160,11 +162,22 @@ class EngineBinding {
   Engine engine_;
 };
 
+// Returns the module's heap figures as JSON: bytes malloc has handed out and not
+// got back (dlmalloc's mallinfo), and the size of the wasm memory. The memory test
+// and embedders use it to see that dispose() and list reloads give memory back.
+std::string MemoryStats() {
+  struct mallinfo info = mallinfo();
+  return json({{"bytesInUse", static_cast<uint64_t>(info.uordblks)},
+               {"heapSize", static_cast<uint64_t>(emscripten_get_heap_size())}})
+      .dump();
+}
+
 }  // namespace
 }  // namespace factlens
 
 EMSCRIPTEN_BINDINGS(factlens) {
   using factlens::EngineBinding;
+  emscripten::function("memoryStats", &factlens::MemoryStats);
   emscripten::class_<EngineBinding>("Engine")
       .constructor<>()
       .function("loadList", &EngineBinding::LoadList)
