@@ -40,11 +40,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & 1) {
     static Engine* demo = [] {
       auto* e = new Engine();
-      if (!e->LoadList(ReadDemoList(), [] {
-             LoadOptions o;
-             o.allow_unsigned = true;
-             return o;
-           }(), nullptr).ok()) {
+      if (!e->LoadList(
+                ReadDemoList(),
+                [] {
+                  LoadOptions o;
+                  o.allow_unsigned = true;
+                  return o;
+                }(),
+                nullptr)
+               .ok()) {
         __builtin_trap();
       }
       return e;
@@ -54,8 +58,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Engine engine;
     unsigned_draft.limits.max_list_bytes = 1 << 18;
     if (engine.LoadList(in, unsigned_draft, nullptr).ok()) {
-      for (const char* post : {"5g spreads the virus https://fake.example/a", "h0ax v4ccine",
-                               "", "\xF0\x9F\x99\x84 the earth is flat"}) {
+      for (const char* post :
+           {"5g spreads the virus https://fake.example/a", "h0ax v4ccine", "",
+            "\xF0\x9F\x99\x84 the earth is flat"}) {
         CheckVerdict(engine.Check(post, {}), std::string_view(post).size());
       }
     }

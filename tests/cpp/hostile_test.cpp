@@ -1,0 +1,199 @@
+// Hostile inputs: each gives a clear error or is handled at a bounded cost, never a
+// crash or a hang. (Run under ASan + UBSan by scripts/test-sanitizers.sh.)
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "factlens/engine.h"
+#include "factlens/verify.h"
+#include "nlohmann/json.hpp"
+#include "test_util.h"
+
+namespace factlens {
+namespace {
+
+using testing::ListWithRules;
+using testing::RuleJson;
+
+Status Load(Engine& engine, const std::string& text) {
+  LoadOptions o;
+  o.allow_unsigned = true;
+  return engine.LoadList(text, o, nullptr);
+}
+
+TEST_CASE("hostile: JSON nested 100k levels deep is refused at depth 16", "[hostile]") {
+  Engine engine;
+  for (const char* open : {"[", "{\"a\":"}) {
+    std::string text;
+    for (int i = 0; i < 100000; ++i) text += open;
+    Status s = Load(engine, text);
+    CHECK(s.kind() == ErrorKind::kLimit);
+    CHECK_THAT(s.message(), Catch::Contains("nested deeper than 16 levels"));
+  }
+}
+
+TEST_CASE("hostile: a list over 64 MiB is refused before it is read", "[hostile]") {
+  Engine engine;
+  std::string huge(65u << 20, ' ');
+  Status s = Load(engine, huge);
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::Contains("exceeds the limit of 67108864"));
+}
+
+TEST_CASE("hostile: a 50 MB list of a million rules stops at the rule limit",
+          "[hostile]") {
+  std::string rules = "[";
+  rules.reserve(52u << 20);
+  const std::string rule = RuleJson("r", R"({"keywords":[{"all":["x"]}]})");
+  // A million tiny rule objects: the builder must stop counting at 200,001,
+  // without building the rest.
+  for (int i = 0; i < 1000000; ++i) rules += i ? ",{}" : "{}";
+  rules += "]";
+  Engine engine;
+  Status s = Load(engine, ListWithRules(rules));
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::Contains("more than 200000 rules"));
+  // 50 MB of real rules: over the rule limit as well, refused the same way.
+  std::string big = "[";
+  for (int i = 0; big.size() < (50u << 20); ++i) {
+    big += (i ? "," : "") +
+           RuleJson("r" + std::to_string(i), R"({"keywords":[{"all":["x"]}]})");
+  }
+  big += "]";
+  s = Load(engine, ListWithRules(big));
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK(engine.Lists().empty());
+}
+
+TEST_CASE("hostile: a pattern of 100k characters is refused", "[hostile]") {
+  Engine engine;
+  std::string pattern(100000, 'a');
+  Status s = Load(
+      engine,
+      ListWithRules("[" + RuleJson("p", R"({"patterns":[")" + pattern + R"("]})") + "]"));
+  CHECK(s.kind() == ErrorKind::kLimit);
+}
+
+TEST_CASE("hostile: patterns that would blow up RE2's memory are refused", "[hostile]") {
+  for (const char* pattern : {R"(\\pL{1000})", R"(\\p{Greek}{500}\\pL{500})",
+                              R"((\\pL{100}){10})", R"(((((a{10}){10}){10}){10}))"}) {
+    Engine engine;
+    INFO(pattern);
+    Status s = Load(engine, ListWithRules("[" +
+                                          RuleJson("p", std::string(R"({"patterns":[")") +
+                                                            pattern + R"("]})") +
+                                          "]"));
+    CHECK_FALSE(s.ok());
+    CHECK((s.kind() == ErrorKind::kLimit || s.kind() == ErrorKind::kFormat));
+    CHECK(engine.Lists().empty());
+  }
+}
+
+TEST_CASE("hostile: invalid UTF-8 and NUL bytes", "[hostile]") {
+  Engine engine;
+  REQUIRE(
+      Load(engine, ListWithRules("[" + RuleJson("r", R"({"patterns":["hoax"]})") + "]"))
+          .ok());
+  // In a post: separators, never a crash; matching goes on around them.
+  std::string post = "\xFF\xFEhoax\xC0\x80\xED\xA0\x80 \xF4\x90\x80\x80";
+  post += std::string("\0hoax\0", 6);
+  Verdict v = engine.Check(post, {});
+  CHECK(v.action == Action::kDemote);
+  for (const ByteRange& s : v.matches[0].spans)
+    CHECK(post.substr(s.begin, s.end - s.begin) == "hoax");
+  nlohmann::json::parse(VerdictToJson(v, post));  // the JSON out is valid
+  // In a list, a key or a signature: refused with a message.
+  std::string list =
+      ListWithRules("[" + RuleJson("r", R"({"patterns":["h\xFFoax"]})") + "]");
+  CHECK(Load(engine, list).kind() == ErrorKind::kFormat);
+  std::string with_nul = ListWithRules("[]");
+  with_nul.insert(10, std::string(1, '\0'));
+  CHECK(Load(engine, with_nul).kind() == ErrorKind::kFormat);
+  PublicKey pub;
+  CHECK(ParsePublicKey("untrusted comment: \xFF\nRWQ\xFF", &pub).kind() ==
+        ErrorKind::kKey);
+  Signature sig;
+  CHECK(ParseSignature(std::string("a\0b\nc\nd\ne", 9), &sig).kind() ==
+        ErrorKind::kSignature);
+}
+
+TEST_CASE("hostile: numbers out of range are format errors", "[hostile]") {
+  Engine engine;
+  std::string base = ListWithRules("[]", 1);
+  for (const char* version : {"1e400", "18446744073709551616", "-1", "9007199254740992",
+                              "1.5", "-0.0", "NaN"}) {
+    INFO(version);
+    std::string text = base;
+    text.replace(text.find("\"version\":1"), 11, std::string("\"version\":") + version);
+    CHECK(Load(engine, text).kind() == ErrorKind::kFormat);
+  }
+  std::string within = ListWithRules(
+      "[" + RuleJson("r", R"({"keywords":[{"all":["x"],"within":1e308}]})") + "]");
+  CHECK(Load(engine, within).kind() == ErrorKind::kFormat);
+}
+
+TEST_CASE("hostile: a post of 10 MB and one of a million combining marks", "[hostile]") {
+  Engine engine;
+  REQUIRE(Load(engine,
+               ListWithRules(
+                   "[" +
+                   RuleJson("r", R"({"keywords":[{"all":["cafe","hoax"],"within":3}]})") +
+                   "]"))
+              .ok());
+  std::string big;
+  for (int i = 0; big.size() < (10u << 20); ++i) big += "lorem ipsum dolor sit amet ";
+  CHECK(engine.Check(big, {}).action == Action::kNone);
+  std::string marks = "cafe";
+  for (int i = 0; i < 1000000; ++i) marks += "\xCC\x81";  // U+0301
+  marks += " hoax";
+  // Truncated at 1 MiB, inside the marks: the keyword pair is cut off.
+  CHECK(engine.Check(marks, {}).action == Action::kNone);
+  std::string few = "cafe";
+  for (int i = 0; i < 100000; ++i) few += "\xCC\x81";
+  few += " hoax";
+  CHECK(engine.Check(few, {}).action == Action::kDemote);
+}
+
+TEST_CASE("hostile: HTML and script payloads in every field stay inert data",
+          "[hostile]") {
+  const std::string x = "<img src=x onerror=alert(1)><script>alert(2)</script>";
+  nlohmann::json rule = {
+      {"id", "xss"},
+      {"claim", x},
+      {"rating", "false"},
+      {"severity", "low"},
+      {"match",
+       {{"patterns", {"alert"}}, {"keywords", {{{"all", {x}}}}}, {"similar", {x}}}},
+      {"review",
+       {{"url", "https://r.example/\"><script>"},
+        {"title", x},
+        {"publisher", x},
+        {"date", "2025-01-01"}}},
+      {"examples", {{"match", {x}}, {"no_match", {x}}}},
+      {"x-note", x}};
+  std::string text = ListWithRules("[" + rule.dump() + "]");
+  nlohmann::json list = nlohmann::json::parse(text);
+  list["list"]["name"] = x;
+  list["list"]["publisher"]["name"] = x;
+  list["list"]["description"] = x;
+  Engine engine;
+  LoadedListInfo info;
+  LoadOptions o;
+  o.allow_unsigned = true;
+  REQUIRE(engine.LoadList(list.dump(), o, &info).ok());
+  CHECK(info.info.name == x);  // kept verbatim: it is the UI's job to insert text only
+  Verdict v = engine.Check(x, {});
+  REQUIRE(v.action == Action::kDemote);
+  nlohmann::json out = nlohmann::json::parse(VerdictToJson(v, x));
+  CHECK(out["matches"][0]["claim"] == x);
+  // But a review link that is not https never loads.
+  for (const char* bad :
+       {"javascript:alert(1)", "data:text/html,<script>", "http://r.example/",
+        "JAVASCRIPT:alert(1)", " https://r.example/", "//r.example/"}) {
+    list["rules"][0]["review"]["url"] = bad;
+    INFO(bad);
+    CHECK(engine.LoadList(list.dump(), o, nullptr).kind() == ErrorKind::kFormat);
+  }
+}
+
+}  // namespace
+}  // namespace factlens
