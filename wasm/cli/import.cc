@@ -75,7 +75,8 @@ int Import(const Args& args) {
     if (a == "-o" || a == "--merge" || a == "--ratings" || a == "--page-url" ||
         a == "--severity" || a == "--id" || a == "--name" || a == "--publisher" ||
         a == "--publisher-url" || a == "--now") {
-      if (i + 1 >= args.size()) return UsageError("import", a + " needs a value", kImportHelp);
+      if (i + 1 >= args.size())
+        return UsageError("import", a + " needs a value", kImportHelp);
       const std::string& v = args[++i];
       if (a == "-o") out = v;
       if (a == "--merge") merge = v;
@@ -160,8 +161,8 @@ int Import(const Args& args) {
   for (const ImportMessage& m : report.messages) {
     std::string file = inputs.size() == 1 ? inputs[0] : "import";
     for (size_t i = 0; i < reviews.size(); ++i) {
-      if (reviews[i].where.offset == m.where.offset && reviews[i].where.line == m.where.line &&
-          m.where.line > 0) {
+      if (reviews[i].where.offset == m.where.offset &&
+          reviews[i].where.line == m.where.line && m.where.line > 0) {
         file = review_files[i];
         break;
       }

@@ -1,9 +1,10 @@
 // Copyright factlens authors. factlens lint and factlens test (lint.h does the work).
+#include "factlens/lint.h"
+
 #include <ctime>
 #include <fstream>
 #include <iostream>
 
-#include "factlens/lint.h"
 #include "nlohmann/json.hpp"
 #include "publisher.h"
 
@@ -21,14 +22,15 @@ const char kLintHelp[] =
     "  duplicate-id          two rules with one id (every duplicate)\n"
     "  review-url            a review or publisher link that is not https\n"
     "  never-matches         a keyword set or rule that can never match\n"
-    "  matches-everything    a pattern that matches the empty string\n"
+    "  matches-everything    a pattern that matches a post of nonsense words\n"
     "  shadowed              a rule whose matchers are all in a rule that ranks\n"
     "                        before it, so it never decides a verdict\n"
     "  too-broad             with --corpus: a rule matching more than --max-share\n"
     "                        (default 1%) of the corpus; the share is reported\n"
     "  expired               list.expires has passed\n"
     "Warnings: expires-soon (within --expiry-warning days, default 14),\n"
-    "no-examples, no-match-examples, duplicate-matcher, pattern-style.\n"
+    "no-examples, no-match-examples, duplicate-matcher, pattern-style,\n"
+    "matches-empty (a pattern whose empty match is ignored by the engine).\n"
     "\n"
     "  --corpus FILE      background posts (one per line, or JSON Lines with \"text\")\n"
     "  --now RFC3339      the clock for expiry checks\n"
@@ -85,8 +87,10 @@ int Lint(const Args& args) {
   bool werror = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--corpus" || a == "--max-share" || a == "--expiry-warning" || a == "--now") {
-      if (i + 1 >= args.size()) return UsageError("lint", a + " needs a value", kLintHelp);
+    if (a == "--corpus" || a == "--max-share" || a == "--expiry-warning" ||
+        a == "--now") {
+      if (i + 1 >= args.size())
+        return UsageError("lint", a + " needs a value", kLintHelp);
       const std::string& v = args[++i];
       char* end = nullptr;
       if (a == "--corpus" && !ReadCorpus(v, &options.corpus)) return kExitUsage;
@@ -171,7 +175,8 @@ int Test(const Args& args) {
       if (r.passed && !verbose) continue;
       std::string where = file;
       if (r.where.line > 0) {
-        where += ":" + std::to_string(r.where.line) + ":" + std::to_string(r.where.column);
+        where +=
+            ":" + std::to_string(r.where.line) + ":" + std::to_string(r.where.column);
       }
       const char* state = r.passed ? "ok" : r.skipped ? "SKIP" : "FAIL";
       std::cout << where << ": " << state << " rule " << r.rule_id << ": "

@@ -3,9 +3,10 @@
 // Exit codes (DESIGN.md): 0 success, 1 a finding (bad signature, lint error, failed
 // example), 2 usage or input errors. Errors go to stderr as
 // `file:line:col: error: message` where a location exists.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
-#include <sys/stat.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -13,8 +14,8 @@
 #include <vector>
 
 #include "factlens/engine.h"
-#include "io.h"
 #include "factlens/normalize.h"
+#include "io.h"
 #include "keys.h"
 #include "nlohmann/json.hpp"
 #include "progress.h"
@@ -115,14 +116,16 @@ int Check(const Args& args) {
       std::string pair;
       while (std::getline(pairs, pair, ',')) {
         size_t eq = pair.find('=');
-        std::string k = pair.substr(0, eq), val = eq == std::string::npos ? "" : pair.substr(eq + 1);
+        std::string k = pair.substr(0, eq),
+                    val = eq == std::string::npos ? "" : pair.substr(eq + 1);
         if (k == "region" && !val.empty()) {
           region = val;
         } else if (k == "language" && !val.empty()) {
           language = val;
         } else {
-          return UsageError("check", "--context: \"" + pair + "\" is not region=CC or language=TAG",
-                            kCheckHelp);
+          return UsageError(
+              "check", "--context: \"" + pair + "\" is not region=CC or language=TAG",
+              kCheckHelp);
         }
       }
     } else if (a == "-h" || a == "--help") {
@@ -234,7 +237,8 @@ int Check(const Args& args) {
         row.update(out);
         if (explain) {
           row["normalized"] = NormalizeToString(text);
-          for (size_t m = 0; m < verdict.matches.size() && m < row["matches"].size(); ++m) {
+          for (size_t m = 0; m < verdict.matches.size() && m < row["matches"].size();
+               ++m) {
             json texts = json::array();
             for (const ByteRange& r : verdict.matches[m].spans) {
               texts.push_back(text.substr(r.begin, r.end - r.begin));
@@ -281,10 +285,10 @@ struct Command {
 const char* CheckHelp() { return kCheckHelp; }
 
 const Command kCommands[] = {
-    {"check", Check, CheckHelp},    {"keygen", Keygen, KeygenHelp},
-    {"sign", SignFiles, SignHelp},  {"verify", VerifyFile, VerifyHelp},
-    {"rotate", Rotate, RotateHelp},  {"import", Import, ImportHelp},
-    {"lint", Lint, LintHelp},        {"test", Test, TestHelp},
+    {"check", Check, CheckHelp},       {"keygen", Keygen, KeygenHelp},
+    {"sign", SignFiles, SignHelp},     {"verify", VerifyFile, VerifyHelp},
+    {"rotate", Rotate, RotateHelp},    {"import", Import, ImportHelp},
+    {"lint", Lint, LintHelp},          {"test", Test, TestHelp},
     {"publish", Publish, PublishHelp},
 };
 

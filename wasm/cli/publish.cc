@@ -79,7 +79,8 @@ bool WriteAllOrNothing(const std::vector<std::pair<std::string, std::string>>& f
     if (lstat(files[i].first.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       backups[i] = files[i].first + suffix + ".old";
       if (link(files[i].first.c_str(), backups[i].c_str()) != 0) {
-        *error = files[i].first + ": error: cannot keep a backup: " + std::strerror(errno);
+        *error =
+            files[i].first + ": error: cannot keep a backup: " + std::strerror(errno);
         for (size_t k = 0; k < i; ++k) {
           if (!backups[k].empty()) unlink(backups[k].c_str());
         }
@@ -91,8 +92,9 @@ bool WriteAllOrNothing(const std::vector<std::pair<std::string, std::string>>& f
   size_t done = 0;
   for (; done < files.size(); ++done) {
     if (rename(temps[done].c_str(), files[done].first.c_str()) != 0) {
-      *error = files[done].first + ": error: cannot replace the file: " +
-               std::strerror(errno) + "; the previous files were restored";
+      *error = files[done].first +
+               ": error: cannot replace the file: " + std::strerror(errno) +
+               "; the previous files were restored";
       break;
     }
   }
@@ -129,7 +131,8 @@ int Publish(const Args& args) {
     const std::string& a = args[i];
     if (a == "-s" || a == "-o" || a == "--base-url" || a == "--expires-in" ||
         a == "--password-file" || a == "--now" || a == "--corpus" || a == "--max-share") {
-      if (i + 1 >= args.size()) return UsageError("publish", a + " needs a value", kPublishHelp);
+      if (i + 1 >= args.size())
+        return UsageError("publish", a + " needs a value", kPublishHelp);
       const std::string& v = args[++i];
       char* end = nullptr;
       if (a == "-s") sec = v;
@@ -161,7 +164,8 @@ int Publish(const Args& args) {
     }
   }
   if (list_file.empty() || sec.empty() || dir.empty() || base_url.empty()) {
-    return UsageError("publish", "LIST, -s, -o and --base-url are required", kPublishHelp);
+    return UsageError("publish", "LIST, -s, -o and --base-url are required",
+                      kPublishHelp);
   }
   if (base_url.rfind("https://", 0) != 0) {
     return UsageError("publish", "--base-url must be https: readers only follow https",
@@ -219,7 +223,8 @@ int Publish(const Args& args) {
       size_t end = corpus_text.find('\n', start);
       if (end == std::string::npos) end = corpus_text.size();
       std::string line = corpus_text.substr(start, end - start);
-      if (line.find_first_not_of(" \t\r") != std::string::npos) lint.corpus.push_back(line);
+      if (line.find_first_not_of(" \t\r") != std::string::npos)
+        lint.corpus.push_back(line);
       start = end + 1;
     }
   }
@@ -258,8 +263,8 @@ int Publish(const Args& args) {
   }
   Signature signature;
   s = Sign(key, out_text, SignatureAlgorithm::kPrehashed,
-           "timestamp:" + std::to_string(now) + "\tfile:" + id + ".json\thashed\tlist:" + id +
-               "\tversion:" + std::to_string(version),
+           "timestamp:" + std::to_string(now) + "\tfile:" + id +
+               ".json\thashed\tlist:" + id + "\tversion:" + std::to_string(version),
            "signature from minisign secret key", &signature);
   PublicKey public_key = PublicKeyOf(key);
   if (s.ok()) s = Verify(public_key, out_text, signature);
@@ -276,7 +281,8 @@ int Publish(const Args& args) {
     ojson old = ojson::parse(index_text, nullptr, false);
     if (old.is_object() && old.contains("lists") && old["lists"].is_array()) {
       for (const ojson& e : old["lists"]) {
-        if (e.is_object() && e.contains("id") && e["id"] != id) index["lists"].push_back(e);
+        if (e.is_object() && e.contains("id") && e["id"] != id)
+          index["lists"].push_back(e);
       }
     }
   }
@@ -302,7 +308,8 @@ int Publish(const Args& args) {
   }
   std::cout << "Published " << id << " version " << version << " (" << source.rules.size()
             << " rules, " << examples.passed << " examples passed"
-            << (examples.skipped ? ", " + std::to_string(examples.skipped) + " skipped" : "")
+            << (examples.skipped ? ", " + std::to_string(examples.skipped) + " skipped"
+                                 : "")
             << ", expires " << Rfc3339(now + days * 86400) << ")\n"
             << "  " << out_list << "\n  " << out_list << ".minisig\n  " << dir
             << "/index.json\n"

@@ -44,7 +44,8 @@ struct ScriptBlock {
 // Returns the attributes of the tag whose name ends at `i` (just after "<script"),
 // up to '>', and sets *after to the byte after '>'. Values are unescaped only for
 // the few entities attribute values of interest can hold.
-std::map<std::string, std::string> Attributes(std::string_view h, size_t i, size_t* after) {
+std::map<std::string, std::string> Attributes(std::string_view h, size_t i,
+                                              size_t* after) {
   std::map<std::string, std::string> attrs;
   size_t n = h.size();
   while (i < n) {
@@ -73,7 +74,8 @@ std::map<std::string, std::string> Attributes(std::string_view h, size_t i, size
         if (i < n) ++i;
       } else {
         size_t vs = i;
-        while (i < n && h[i] != '>' && !std::isspace(static_cast<unsigned char>(h[i]))) ++i;
+        while (i < n && h[i] != '>' && !std::isspace(static_cast<unsigned char>(h[i])))
+          ++i;
         value = std::string(h.substr(vs, i - vs));
       }
     }
@@ -108,7 +110,8 @@ size_t FindNoCase(std::string_view h, std::string_view needle, size_t from) {
 // own URL (<link rel="canonical">, <meta property="og:url">). A real scan, small:
 // comments are skipped, tag and attribute names are case-insensitive, attribute
 // order, quoting and whitespace are free; script content runs to "</script".
-void ScanHtml(std::string_view h, std::vector<ScriptBlock>* blocks, std::string* page_url) {
+void ScanHtml(std::string_view h, std::vector<ScriptBlock>* blocks,
+              std::string* page_url) {
   size_t i = 0;
   std::string og_url;
   while ((i = h.find('<', i)) != std::string_view::npos) {
@@ -177,7 +180,8 @@ std::string Text(const json& node, const char* key,
   if (v->is_object()) {
     for (const char* k : inner) {
       auto in = v->find(k);
-      if (in != v->end() && in->is_string()) return Trim(in->get_ref<const std::string&>());
+      if (in != v->end() && in->is_string())
+        return Trim(in->get_ref<const std::string&>());
     }
   }
   return "";
@@ -220,8 +224,8 @@ class Extractor {
                     "https address; skipped");
       return false;
     }
-    bool relative = raw.find(':') == std::string::npos ||
-                    raw.find(':') > raw.find_first_of("/?#");
+    bool relative =
+        raw.find(':') == std::string::npos || raw.find(':') > raw.find_first_of("/?#");
     if (!relative) {
       Error(at, std::string(what) + " \"" + raw + "\" is not an https link; skipped");
       return false;
@@ -238,8 +242,9 @@ class Extractor {
                     "\", which is not https; skipped");
       return false;
     }
-    Warn(at, std::string(what) + " \"" + raw + "\" is relative: resolved against the "
-                                               "page URL to \"" +
+    Warn(at, std::string(what) + " \"" + raw +
+                 "\" is relative: resolved against the "
+                 "page URL to \"" +
                  resolved + "\"");
     *out = resolved;
     return true;
@@ -250,7 +255,8 @@ class Extractor {
     if (ParseRfc3339(raw, &t)) {
       r->date = raw;
     } else if (raw.size() > 10 && ParseRfc3339(raw.substr(0, 10), &t)) {
-      Warn(at, "date \"" + raw + "\" is not RFC 3339; using its day " + raw.substr(0, 10));
+      Warn(at,
+           "date \"" + raw + "\" is not RFC 3339; using its day " + raw.substr(0, 10));
       r->date = raw.substr(0, 10);
     }
   }
@@ -436,7 +442,8 @@ class Extractor {
 std::string Slug(std::string_view s, size_t max) {
   std::string out;
   for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(ch)));
+    unsigned char c =
+        static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(ch)));
     if (std::isalnum(c) && c < 0x80) {
       out += static_cast<char>(c);
     } else if (!out.empty() && out.back() != '-') {
@@ -454,8 +461,8 @@ std::string Slug(std::string_view s, size_t max) {
 std::string IdFromUrl(const std::string& url) {
   std::string path = url.substr(0, url.find_first_of("?#"));
   size_t host_end = path.find('/', 8);
-  std::string host = path.substr(8, host_end == std::string::npos ? std::string::npos
-                                                                  : host_end - 8);
+  std::string host =
+      path.substr(8, host_end == std::string::npos ? std::string::npos : host_end - 8);
   path = host_end == std::string::npos ? "" : path.substr(host_end);
   while (!path.empty() && path.back() == '/') path.pop_back();
   std::string last = path.substr(path.find_last_of('/') + 1);
@@ -478,10 +485,10 @@ std::string Today(int64_t now, int64_t plus_days = 0) {
 // little about a claim, so they are left out.
 ojson DeriveKeywords(const std::string& claim) {
   static const std::set<std::string> kCommon = {
-      "that",  "this",  "with",  "from",  "have", "were",  "been",  "they",  "their",
-      "there", "which", "about", "will",  "would", "what", "when",  "your",  "than",
-      "para",  "como",  "pero",  "esta",  "este", "pour", "dans",  "avec",  "sont",
-      "cette", "eine",  "einen", "sind",  "nicht", "dass", "oder",  "dieser", "wird"};
+      "that",  "this",  "with",  "from", "have",  "were", "been", "they",   "their",
+      "there", "which", "about", "will", "would", "what", "when", "your",   "than",
+      "para",  "como",  "pero",  "esta", "este",  "pour", "dans", "avec",   "sont",
+      "cette", "eine",  "einen", "sind", "nicht", "dass", "oder", "dieser", "wird"};
   std::string n = NormalizeToString(claim);
   std::vector<std::pair<std::string, size_t>> words;  // word, first position
   size_t count = 0, start = 0;
@@ -584,7 +591,8 @@ Status ExtractClaimReviews(std::string_view text, std::string_view page_url,
       std::string body(content);
       for (const char* marker : {"//<![CDATA[", "<![CDATA[", "//]]>", "]]>"}) {
         size_t p = body.find(marker);
-        if (p != std::string::npos) body.replace(p, std::strlen(marker), std::strlen(marker), ' ');
+        if (p != std::string::npos)
+          body.replace(p, std::strlen(marker), std::strlen(marker), ' ');
       }
       json j = json::parse(body, nullptr, false);
       if (j.is_discarded()) {
@@ -635,9 +643,10 @@ Status ExtractClaimReviews(std::string_view text, std::string_view page_url,
   }
   json root = json::parse(text, nullptr, false);
   if (root.is_discarded()) {
-    return Status(ErrorKind::kFormat,
-                  "neither JSON nor an HTML page (JSON-LD, a Fact Check Tools response or "
-                  "an HTML page with ld+json blocks are imported)");
+    return Status(
+        ErrorKind::kFormat,
+        "neither JSON nor an HTML page (JSON-LD, a Fact Check Tools response or "
+        "an HTML page with ld+json blocks are imported)");
   }
   JsonPositions pos(text);
   Extractor ex(out, page_url);
@@ -650,12 +659,13 @@ Status ExtractClaimReviews(std::string_view text, std::string_view page_url,
   }
   std::string path;
   ex.Walk(root, path, pos, 0);
-  out->shape = ex.feed_    ? "json-ld DataFeed"
-               : ex.graph_ ? "json-ld @graph"
+  out->shape = ex.feed_          ? "json-ld DataFeed"
+               : ex.graph_       ? "json-ld @graph"
                : root.is_array() ? "json-ld array"
                                  : "json-ld";
   if (ex.found_ == 0) {
-    return Status(ErrorKind::kFormat, "no ClaimReview (\"@type\": \"ClaimReview\") found");
+    return Status(ErrorKind::kFormat,
+                  "no ClaimReview (\"@type\": \"ClaimReview\") found");
   }
   return Status::Ok();
 }
@@ -677,9 +687,10 @@ Status RatingTable::Parse(std::string_view json_text, RatingTable* out) {
   for (auto it = ratings->begin(); it != ratings->end(); ++it) {
     Rating rating;
     if (!ParseRating(it.key(), &rating)) {
-      return Status(ErrorKind::kFormat, "ratings." + it.key() +
-                                            ": not a factlens rating (false, altered, "
-                                            "partly_false, missing_context, satire, true)");
+      return Status(ErrorKind::kFormat,
+                    "ratings." + it.key() +
+                        ": not a factlens rating (false, altered, "
+                        "partly_false, missing_context, satire, true)");
     }
     if (!it->is_array()) {
       return Status(ErrorKind::kFormat, "ratings." + it.key() + ": must be an array");
@@ -753,16 +764,17 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
     if (publisher.empty()) publisher = "Unnamed fact-checker";
     std::string id = options.list_id.empty() ? Slug(publisher, 64) : options.list_id;
     if (id.empty()) id = "imported";
-    list = ojson{{"format", "factlens/1"},
-                 {"list",
-                  {{"id", id},
-                   {"name", options.list_name.empty() ? publisher + ": fact-checked claims"
-                                                      : options.list_name},
-                   {"publisher", {{"name", publisher}, {"url", url}}},
-                   {"version", 1},
-                   {"issued", Today(options.now_unix)},
-                   {"expires", Today(options.now_unix, options.expires_days)}}},
-                 {"rules", ojson::array()}};
+    list =
+        ojson{{"format", "factlens/1"},
+              {"list",
+               {{"id", id},
+                {"name", options.list_name.empty() ? publisher + ": fact-checked claims"
+                                                   : options.list_name},
+                {"publisher", {{"name", publisher}, {"url", url}}},
+                {"version", 1},
+                {"issued", Today(options.now_unix)},
+                {"expires", Today(options.now_unix, options.expires_days)}}},
+              {"rules", ojson::array()}};
   }
   ojson& rules = list["rules"];
 
@@ -804,18 +816,19 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
         detail += std::string(detail.empty() ? "" : ", ") + RatingName(rt) + " (\"" +
                   r->textual_rating + "\", " + r->url + ")";
       }
-      report->messages.push_back({true, claim.reviews[0].first->where,
-                                  "the reviews of \"" + best->claim +
-                                      "\" disagree: " + detail + "; skipped"});
+      report->messages.push_back(
+          {true, claim.reviews[0].first->where,
+           "the reviews of \"" + best->claim + "\" disagree: " + detail + "; skipped"});
       ++report->skipped;
       continue;
     }
-    ojson review = {{"url", best->url},
-                    {"title", best->title},
-                    {"publisher", best->publisher.empty()
-                                      ? list["list"]["publisher"]["name"].get<std::string>()
-                                      : best->publisher},
-                    {"date", best->date}};
+    ojson review = {
+        {"url", best->url},
+        {"title", best->title},
+        {"publisher", best->publisher.empty()
+                          ? list["list"]["publisher"]["name"].get<std::string>()
+                          : best->publisher},
+        {"date", best->date}};
     ojson also = ojson::array();
     for (const auto& [r, rt] : claim.reviews) {
       if (r != best && r->url != best->url) AddUnique(also, r->url);
@@ -823,9 +836,11 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
     std::string claim_text = best->claim;
     if (claim_text.size() > 1000) {
       size_t cut = 997;
-      while (cut > 0 && (static_cast<unsigned char>(claim_text[cut]) & 0xC0) == 0x80) --cut;
+      while (cut > 0 && (static_cast<unsigned char>(claim_text[cut]) & 0xC0) == 0x80)
+        --cut;
       claim_text = claim_text.substr(0, cut) + "...";
-      report->messages.push_back({false, best->where, "claim longer than 1000 bytes: cut"});
+      report->messages.push_back(
+          {false, best->where, "claim longer than 1000 bytes: cut"});
     }
 
     // Find the rule again: the only rule with this review URL when this URL
@@ -906,7 +921,8 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
     if (ids.count(id)) {
       id += "-" + ContentDigest(best->url + "\n" + key).substr(0, 6);
     }
-    for (int n = 2; ids.count(id); ++n) id = IdFromUrl(best->url) + "-" + std::to_string(n);
+    for (int n = 2; ids.count(id); ++n)
+      id = IdFromUrl(best->url) + "-" + std::to_string(n);
     ids.insert(id);
     ojson match = {{"similar", ojson::array({claim_text})}};
     if (options.derive_keywords) {
@@ -961,7 +977,8 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
   // What is written must load: check it with the real parser.
   RuleList check;
   Status s = ParseList(*out_text, ParseLimits(), &check);
-  if (!s.ok()) return Status(s.kind(), "the imported list does not parse: " + s.message());
+  if (!s.ok())
+    return Status(s.kind(), "the imported list does not parse: " + s.message());
   return Status::Ok();
 }
 

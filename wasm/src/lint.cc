@@ -197,7 +197,9 @@ class Linter {
     std::string path = JsonPositions::PathOfMessage(m);
     if (!path.empty() && reported_paths_.count(path)) return;
     bool re2_error = path.find(".match.patterns[") != std::string::npos;
-    const char* code = s.kind() == ErrorKind::kLimit ? "limit" : re2_error ? "re2" : "parse";
+    const char* code = s.kind() == ErrorKind::kLimit ? "limit"
+                       : re2_error                   ? "re2"
+                                                     : "parse";
     TextPosition p;
     size_t offset = 0;
     size_t at = m.rfind("at offset ");
@@ -219,8 +221,8 @@ class Linter {
               "expiry)");
     } else if (left < options_.expiry_warning_seconds) {
       Add(FindingLevel::kWarning, "expires-soon", "list.expires",
-          "the list expires in " + std::to_string((left + 86399) / 86400) + " day(s), on " +
-              info.expires + ": publish a new version before then");
+          "the list expires in " + std::to_string((left + 86399) / 86400) +
+              " day(s), on " + info.expires + ": publish a new version before then");
     }
   }
 
@@ -235,16 +237,29 @@ class Linter {
       o.set_log_errors(false);
       RE2 re(normalized, o);
       if (!re.ok()) continue;  // reported by the compile step
-      if (RE2::PartialMatch("", re)) {
+      // A post of nonsense words shares nothing with any claim; a pattern that
+      // finds a (non-empty: the engine ignores empty hits) match there matches
+      // nearly every post.
+      static const char kNonsense[] = "zqxj vwkp 48213 example.invalid/zqxj";
+      re2::StringPiece hit;
+      if (re.Match(kNonsense, 0, sizeof kNonsense - 1, RE2::UNANCHORED, &hit, 1) &&
+          !hit.empty()) {
         Add(FindingLevel::kError, "matches-everything", path,
+            name + ": pattern " + Quote(rule.patterns[p]) + " matches " +
+                Quote(hit.ToString()) + " in the nonsense post " + Quote(kNonsense) +
+                ", so it matches nearly every post");
+      } else if (RE2::PartialMatch("", re)) {
+        Add(FindingLevel::kWarning, "matches-empty", path,
             name + ": pattern " + Quote(rule.patterns[p]) +
-                " matches the empty string, so it matches every post");
+                " can match the empty string; empty matches are ignored, so only its "
+                "non-empty part counts: make the optional part required");
       }
       if (normalized != rule.patterns[p]) {
         Add(FindingLevel::kWarning, "pattern-style", path,
             name + ": pattern " + Quote(rule.patterns[p]) + " is matched as " +
                 Quote(normalized) +
-                " (normalised text is lower case, without diacritics); write it that way");
+                " (normalised text is lower case, without diacritics); write it that "
+                "way");
       }
       ++live;
     }
@@ -287,8 +302,9 @@ class Linter {
     }
     if (rule.examples_match.empty()) {
       Add(FindingLevel::kWarning, "no-examples", where,
-          name + " has no examples.match: add posts that must match, so `factlens test` "
-                 "holds the rule to them");
+          name +
+              " has no examples.match: add posts that must match, so `factlens test` "
+              "holds the rule to them");
     }
     if (rule.examples_no_match.empty()) {
       Add(FindingLevel::kWarning, "no-match-examples", where,
@@ -397,8 +413,8 @@ class Linter {
                     "matched %zu of %zu corpus posts (%.1f%%; the limit is %.1f%%)",
                     it->second.first, n, share * 100, options_.max_corpus_share * 100);
       Add(FindingLevel::kError, "too-broad", Idx("rules", i),
-          "rule " + Quote(list.rules[i].id) + " is too broad: " + figures +
-              ", e.g. " + Quote(it->second.second) + "; narrow its matchers");
+          "rule " + Quote(list.rules[i].id) + " is too broad: " + figures + ", e.g. " +
+              Quote(it->second.second) + "; narrow its matchers");
     }
   }
 
@@ -485,8 +501,9 @@ Status RunExamples(std::string_view text, ExamplesReport* report) {
         r.should_match = want;
         r.example_index = k;
         r.text = examples[k];
-        positions.Find(Idx("rules", i) + (want ? ".examples.match" : ".examples.no_match") +
-                           "[" + std::to_string(k) + "]",
+        positions.Find(Idx("rules", i) +
+                           (want ? ".examples.match" : ".examples.no_match") + "[" +
+                           std::to_string(k) + "]",
                        &r.where);
         Verdict verdict = engine.Check(r.text, {});
         const ExplainedMatch* mine = nullptr;
@@ -496,7 +513,8 @@ Status RunExamples(std::string_view text, ExamplesReport* report) {
             break;
           }
         }
-        std::string normalized = " (normalised: " + Quote(NormalizeToString(r.text)) + ")";
+        std::string normalized =
+            " (normalised: " + Quote(NormalizeToString(r.text)) + ")";
         if (want && mine == nullptr && only_similar && !similarity) {
           r.skipped = true;
           r.explanation =

@@ -24,13 +24,13 @@ namespace factlens {
 
 // One review of one claim, as found in the input.
 struct ImportedReview {
-  std::string claim;           // claimReviewed / claims[].text
-  std::string url;             // the fact-check, absolute https
-  std::string title;           // headline / name / title
-  std::string publisher;       // author.name / publisher.name
-  std::string date;            // RFC 3339 date or date-time
-  std::string textual_rating;  // reviewRating.alternateName / textualRating
-  std::string language;        // inLanguage / languageCode, if a BCP 47 tag
+  std::string claim;                     // claimReviewed / claims[].text
+  std::string url;                       // the fact-check, absolute https
+  std::string title;                     // headline / name / title
+  std::string publisher;                 // author.name / publisher.name
+  std::string date;                      // RFC 3339 date or date-time
+  std::string textual_rating;            // reviewRating.alternateName / textualRating
+  std::string language;                  // inLanguage / languageCode, if a BCP 47 tag
   std::vector<std::string> appearances;  // http(s) URLs where the claim appeared
   TextPosition where;                    // of the review object in the input
 };

@@ -33,10 +33,10 @@ struct LintFinding {
 };
 
 struct LintOptions {
-  int64_t now_unix = 0;                           // the clock for expiry checks
-  int64_t expiry_warning_seconds = 14 * 86400;    // warn when expiring this soon
-  std::vector<std::string> corpus;                // background posts, for breadth
-  double max_corpus_share = 0.01;                 // error above this share matched
+  int64_t now_unix = 0;                         // the clock for expiry checks
+  int64_t expiry_warning_seconds = 14 * 86400;  // warn when expiring this soon
+  std::vector<std::string> corpus;              // background posts, for breadth
+  double max_corpus_share = 0.01;               // error above this share matched
   ParseLimits limits;
 };
 
@@ -49,8 +49,8 @@ struct LintReport {
 
 // Lints the list `text`. Never fails: every problem, including a list the parser
 // rejects, is a finding. Codes: parse, limit, duplicate-id, review-url, re2,
-// never-matches, matches-everything, shadowed, duplicate-matcher, too-broad,
-// no-examples, no-match-examples, expired, expires-soon, pattern-style.
+// never-matches, matches-everything, matches-empty, shadowed, duplicate-matcher,
+// too-broad, no-examples, no-match-examples, expired, expires-soon, pattern-style.
 LintReport LintList(std::string_view text, const LintOptions& options);
 
 // Returns "file:line:col: error: message [code]" (or "file: warning: ...").
