@@ -151,6 +151,11 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
+int ReadSecretKey(const std::string& path, const std::string& password_file,
+                  SecretKey* key) {
+  return LoadSecretKey(path, password_file, key);
+}
+
 int Keygen(const Args& args) {
   std::string pub, sec, password_file;
   bool unencrypted = false, force = false;

@@ -3,6 +3,8 @@
 // Exit codes (DESIGN.md): 0 success, 1 a finding (bad signature, lint error, failed
 // example), 2 usage or input errors. Errors go to stderr as
 // `file:line:col: error: message` where a location exists.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -12,9 +14,12 @@
 #include <vector>
 
 #include "factlens/engine.h"
+#include "factlens/normalize.h"
 #include "io.h"
 #include "keys.h"
 #include "nlohmann/json.hpp"
+#include "progress.h"
+#include "publisher.h"
 
 namespace factlens::cli {
 namespace {
@@ -26,6 +31,10 @@ const char kUsage[] =
     "\n"
     "commands:\n"
     "  check    check posts against a rule list, print verdicts\n"
+    "  import   ClaimReview / Fact Check Tools fact-checks in, a rule list out\n"
+    "  lint     check a rule list for errors before it ships\n"
+    "  test     run every rule's examples through the engine\n"
+    "  publish  lint, test, version, sign and write a list for static hosting\n"
     "  keygen   create a minisign-compatible key pair\n"
     "  sign     sign a file (a rule list) as minisign -S does\n"
     "  verify   verify a signed file as minisign -V does, and a list's lifecycle\n"
@@ -35,7 +44,8 @@ const char kUsage[] =
 
 const char kCheckHelp[] =
     "usage: factlens check --list FILE [-p PUBFILE | -P PUBKEY | --allow-unsigned]\n"
-    "                      [--json] [--region CC] [--policy JSON] [POSTS...]\n"
+    "                      [--json] [--region CC] [--context K=V,...] [--explain]\n"
+    "                      [--policy JSON] [POSTS...]\n"
     "\n"
     "Reads posts from the POSTS files (or standard input, or '-'): one post per line,\n"
     "or JSON Lines with a \"text\" field (and optional \"id\", \"region\", "
@@ -54,15 +64,23 @@ const char kCheckHelp[] =
     "  --allow-unsigned   accept lists without a signature (drafts only)\n"
     "  --json             JSON Lines output\n"
     "  --region CC        the reader's region (ISO 3166-1 alpha-2), for regional rules\n"
+    "  --context K=V,...  the reading context for every post: region=LK,language=si\n"
+    "                     (a JSON line's own \"region\"/\"language\" win)\n"
+    "  --explain          say why: every match with its rule, kind, score, action and\n"
+    "                     the matched text; with --json, adds \"normalized\" (the text\n"
+    "                     rules see) and each match's \"matchedText\"\n"
     "  --policy JSON      policy overrides, e.g. '{\"ratings\":{\"satire\":\"none\"}}'\n"
+    "\n"
+    "A progress bar is drawn on stderr when stderr is a terminal (FACTLENS_PROGRESS=0\n"
+    "turns it off).\n"
     "\n"
     "Exit status: 0 when all posts were checked, 1 when a list's signature is missing\n"
     "or bad, 2 on usage or input errors.\n";
 
 int Check(const Args& args) {
   std::vector<std::string> lists, inputs;
-  bool allow_unsigned = false, as_json = false;
-  std::string region, policy_json, public_key, public_key_file;
+  bool allow_unsigned = false, as_json = false, explain = false;
+  std::string region, language, policy_json, public_key, public_key_file;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string* out) {
@@ -89,6 +107,27 @@ int Check(const Args& args) {
       if (!value(&region)) return kExitUsage;
     } else if (a == "--policy") {
       if (!value(&policy_json)) return kExitUsage;
+    } else if (a == "--explain") {
+      explain = true;
+    } else if (a == "--context") {
+      if (!value(&v)) return kExitUsage;
+      // region=LK,language=si
+      std::stringstream pairs(v);
+      std::string pair;
+      while (std::getline(pairs, pair, ',')) {
+        size_t eq = pair.find('=');
+        std::string k = pair.substr(0, eq),
+                    val = eq == std::string::npos ? "" : pair.substr(eq + 1);
+        if (k == "region" && !val.empty()) {
+          region = val;
+        } else if (k == "language" && !val.empty()) {
+          language = val;
+        } else {
+          return UsageError(
+              "check", "--context: \"" + pair + "\" is not region=CC or language=TAG",
+              kCheckHelp);
+        }
+      }
     } else if (a == "-h" || a == "--help") {
       std::cout << kCheckHelp;
       return kExitOk;
@@ -146,6 +185,7 @@ int Check(const Args& args) {
   if (inputs.empty()) inputs.push_back("-");
 
   size_t checked = 0, counts[4] = {0, 0, 0, 0};
+  Progress progress(StderrIsTerminal());
   for (const std::string& input : inputs) {
     std::ifstream file;
     std::istream* in = &std::cin;
@@ -159,11 +199,17 @@ int Check(const Args& args) {
       in = &file;
     }
     const std::string source = input == "-" ? "<stdin>" : input;
+    struct stat st;
+    progress.Begin(source,
+                   input != "-" && stat(input.c_str(), &st) == 0 ? st.st_size : 0);
+    uint64_t bytes = 0;
     std::string line;
     for (size_t number = 1; std::getline(*in, line); ++number) {
+      bytes += line.size() + 1;
+      progress.Update(bytes, checked);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      CheckContext context{region, ""};
+      CheckContext context{region, language};
       std::string text = line;
       json id;
       if (line[0] == '{') {
@@ -189,6 +235,17 @@ int Check(const Args& args) {
         json row = {{"source", source}, {"line", number}};
         if (!id.is_null()) row["id"] = id;
         row.update(out);
+        if (explain) {
+          row["normalized"] = NormalizeToString(text);
+          for (size_t m = 0; m < verdict.matches.size() && m < row["matches"].size();
+               ++m) {
+            json texts = json::array();
+            for (const ByteRange& r : verdict.matches[m].spans) {
+              texts.push_back(text.substr(r.begin, r.end - r.begin));
+            }
+            row["matches"][m]["matchedText"] = texts;
+          }
+        }
         std::cout << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       } else if (!verdict.matches.empty()) {
         const ExplainedMatch& top = verdict.matches.front();
@@ -197,9 +254,23 @@ int Check(const Args& args) {
                   << SeverityName(top.rule->severity) << " rule " << top.list_id << "/"
                   << top.rule->id << " (" << MatchKindName(top.kind) << ", score "
                   << top.score << "): " << top.rule->claim << "\n";
+        if (explain) {
+          for (const ExplainedMatch& m : verdict.matches) {
+            std::cout << "  " << ActionName(m.action) << " <- rule " << m.list_id << "/"
+                      << m.rule->id << " (" << RatingName(m.rule->rating) << "/"
+                      << SeverityName(m.rule->severity) << ", " << MatchKindName(m.kind)
+                      << ", score " << m.score << ")";
+            for (const ByteRange& r : m.spans) {
+              std::cout << " [" << r.begin << "," << r.end << ") \""
+                        << text.substr(r.begin, r.end - r.begin) << "\"";
+            }
+            std::cout << "; review " << m.rule->review.url << "\n";
+          }
+        }
       }
     }
   }
+  progress.Finish();
   std::cerr << "factlens check: " << checked << " posts: " << counts[1] << " labelled, "
             << counts[2] << " demoted, " << counts[3] << " hidden\n";
   return kExitOk;
@@ -214,9 +285,11 @@ struct Command {
 const char* CheckHelp() { return kCheckHelp; }
 
 const Command kCommands[] = {
-    {"check", Check, CheckHelp},    {"keygen", Keygen, KeygenHelp},
-    {"sign", SignFiles, SignHelp},  {"verify", VerifyFile, VerifyHelp},
-    {"rotate", Rotate, RotateHelp},
+    {"check", Check, CheckHelp},       {"keygen", Keygen, KeygenHelp},
+    {"sign", SignFiles, SignHelp},     {"verify", VerifyFile, VerifyHelp},
+    {"rotate", Rotate, RotateHelp},    {"import", Import, ImportHelp},
+    {"lint", Lint, LintHelp},          {"test", Test, TestHelp},
+    {"publish", Publish, PublishHelp},
 };
 
 int Main(int argc, char** argv) {
