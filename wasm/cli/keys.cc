@@ -31,7 +31,8 @@ const char kSignHelp[] =
     "                     [-c UNTRUSTED_COMMENT] [-l] [--password-file FILE]\n"
     "\n"
     "Signs FILE into FILE.minisig (or SIGFILE), as `minisign -S` does: prehashed\n"
-    "(BLAKE2b-512, \"ED\") by default, the legacy algorithm (\"Ed\") with -l. The default\n"
+    "(BLAKE2b-512, \"ED\") by default, the legacy algorithm (\"Ed\") with -l. The "
+    "default\n"
     "trusted comment is minisign's: timestamp, file name, and \"hashed\".\n";
 
 const char kVerifyHelp[] =
@@ -43,7 +44,8 @@ const char kVerifyHelp[] =
     "`minisign -V` does, and prints the trusted comment. If FILE is a factlens list it\n"
     "also checks its lifecycle: the list must parse, must not have expired, and its\n"
     "version must not be older than --last-version (nor equal with other content than\n"
-    "--last-digest). --rotation gives key rotation statements (each with STATEMENT.minisig)\n"
+    "--last-digest). --rotation gives key rotation statements (each with "
+    "STATEMENT.minisig)\n"
     "leading from the given key to the list's new key.\n"
     "Exit status: 0 verified, 1 rejected (signature, key, rollback, expiry), 2 usage\n"
     "or input errors.\n";
@@ -52,7 +54,8 @@ const char kRotateHelp[] =
     "usage: factlens rotate -s OLD_SECFILE -p NEW_PUBFILE --list ID -o STATEMENT\n"
     "                       [--password-file FILE]\n"
     "\n"
-    "Writes a key rotation statement moving list ID (or \"*\": all the publisher's lists)\n"
+    "Writes a key rotation statement moving list ID (or \"*\": all the publisher's "
+    "lists)\n"
     "from the old key to the new one, and signs it with the old key into\n"
     "STATEMENT.minisig. Readers who pinned the old key accept lists signed by the new\n"
     "key when the statement comes with them (rules/FORMAT.md, \"Key rotation\").\n";
@@ -121,7 +124,8 @@ int GetPassword(const std::string& password_file, bool confirm, std::string* out
   return kExitOk;
 }
 
-int LoadSecretKey(const std::string& path, const std::string& password_file, SecretKey* key) {
+int LoadSecretKey(const std::string& path, const std::string& password_file,
+                  SecretKey* key) {
   std::string text, error;
   if (!ReadFile(path, &text, &error)) {
     std::cerr << error << "\n";
@@ -153,7 +157,8 @@ int Keygen(const Args& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-p" || a == "-s" || a == "--password-file") {
-      if (i + 1 >= args.size()) return UsageError("keygen", a + " needs a value", kKeygenHelp);
+      if (i + 1 >= args.size())
+        return UsageError("keygen", a + " needs a value", kKeygenHelp);
       (a == "-p" ? pub : a == "-s" ? sec : password_file) = args[++i];
     } else if (a == "-W") {
       unencrypted = true;
@@ -166,7 +171,8 @@ int Keygen(const Args& args) {
       return UsageError("keygen", "unknown argument " + a, kKeygenHelp);
     }
   }
-  if (pub.empty() || sec.empty()) return UsageError("keygen", "-p and -s are required", kKeygenHelp);
+  if (pub.empty() || sec.empty())
+    return UsageError("keygen", "-p and -s are required", kKeygenHelp);
   if (!force) {
     for (const std::string& path : {pub, sec}) {
       if (access(path.c_str(), F_OK) == 0) {
@@ -211,7 +217,8 @@ int SignFiles(const Args& args) {
     const std::string& a = args[i];
     if (a == "-s" || a == "-m" || a == "-x" || a == "-t" || a == "-c" ||
         a == "--password-file") {
-      if (i + 1 >= args.size()) return UsageError("sign", a + " needs a value", kSignHelp);
+      if (i + 1 >= args.size())
+        return UsageError("sign", a + " needs a value", kSignHelp);
       const std::string& v = args[++i];
       if (a == "-s") sec = v;
       if (a == "-m") files.push_back(v);
@@ -228,9 +235,11 @@ int SignFiles(const Args& args) {
       return UsageError("sign", "unknown argument " + a, kSignHelp);
     }
   }
-  if (sec.empty() || files.empty()) return UsageError("sign", "-s and -m are required", kSignHelp);
+  if (sec.empty() || files.empty())
+    return UsageError("sign", "-s and -m are required", kSignHelp);
   if (!sigfile.empty() && files.size() > 1) {
-    return UsageError("sign", "-x names one signature file; sign one file at a time", kSignHelp);
+    return UsageError("sign", "-x names one signature file; sign one file at a time",
+                      kSignHelp);
   }
   SecretKey key;
   int rc = LoadSecretKey(sec, password_file, &key);
@@ -243,13 +252,13 @@ int SignFiles(const Args& args) {
     }
     std::string comment = trusted;
     if (!have_trusted) {
-      comment = "timestamp:" + std::to_string(std::time(nullptr)) + "\tfile:" + BaseName(file) +
-                (legacy ? "" : "\thashed");
+      comment = "timestamp:" + std::to_string(std::time(nullptr)) +
+                "\tfile:" + BaseName(file) + (legacy ? "" : "\thashed");
     }
     Signature signature;
     Status s = Sign(key, message,
-                    legacy ? SignatureAlgorithm::kLegacy : SignatureAlgorithm::kPrehashed, comment,
-                    untrusted, &signature);
+                    legacy ? SignatureAlgorithm::kLegacy : SignatureAlgorithm::kPrehashed,
+                    comment, untrusted, &signature);
     if (!s.ok()) {
       std::cerr << "factlens sign: error: " << s.message() << "\n";
       return kExitUsage;
@@ -272,7 +281,8 @@ int VerifyFile(const Args& args) {
     const std::string& a = args[i];
     if (a == "-p" || a == "-P" || a == "-m" || a == "-x" || a == "--rotation" ||
         a == "--last-version" || a == "--last-digest" || a == "--now") {
-      if (i + 1 >= args.size()) return UsageError("verify", a + " needs a value", kVerifyHelp);
+      if (i + 1 >= args.size())
+        return UsageError("verify", a + " needs a value", kVerifyHelp);
       const std::string& v = args[++i];
       if (a == "-p") pubfile = v;
       if (a == "-P") pubkey = v;
@@ -285,7 +295,8 @@ int VerifyFile(const Args& args) {
         char* end = nullptr;
         long long n = std::strtoll(v.c_str(), &end, 10);
         if (v.empty() || *end != '\0' || n < 0) {
-          return UsageError("verify", "--last-version needs a non-negative integer", kVerifyHelp);
+          return UsageError("verify", "--last-version needs a non-negative integer",
+                            kVerifyHelp);
         }
         last_version = n;
       }
@@ -318,7 +329,8 @@ int VerifyFile(const Args& args) {
   options.last_digest = last_digest;
   if (!now.empty()) {
     int64_t t;
-    if (!ParseRfc3339(now, &t)) return UsageError("verify", "--now needs an RFC 3339 time", kVerifyHelp);
+    if (!ParseRfc3339(now, &t))
+      return UsageError("verify", "--now needs an RFC 3339 time", kVerifyHelp);
     options.now_unix = t;
   }
   for (const std::string& r : rotation_files) {
@@ -351,7 +363,8 @@ int VerifyFile(const Args& args) {
                 << info.rule_count << " rules, expires " << info.info.expires
                 << "): accepted\n"
                 << "Digest: " << info.digest << "\n";
-      if (info.key_rotated) std::cout << "Key rotated: pin the new key " << info.public_key << "\n";
+      if (info.key_rotated)
+        std::cout << "Key rotated: pin the new key " << info.public_key << "\n";
     }
     return kExitOk;
   }
@@ -364,7 +377,8 @@ int VerifyFile(const Args& args) {
   if (s.ok()) s = ParseSignature(signature_text, &signature);
   if (s.ok()) s = Verify(key, message, signature);
   if (!s.ok()) {
-    std::cerr << file << ": error: " << s.message() << " [" << ErrorKindName(s.kind()) << "]\n";
+    std::cerr << file << ": error: " << s.message() << " [" << ErrorKindName(s.kind())
+              << "]\n";
     return s.kind() == ErrorKind::kLimit ? kExitUsage : kExitFinding;
   }
   if (!quiet) {
@@ -379,7 +393,8 @@ int Rotate(const Args& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-s" || a == "-p" || a == "--list" || a == "-o" || a == "--password-file") {
-      if (i + 1 >= args.size()) return UsageError("rotate", a + " needs a value", kRotateHelp);
+      if (i + 1 >= args.size())
+        return UsageError("rotate", a + " needs a value", kRotateHelp);
       const std::string& v = args[++i];
       if (a == "-s") sec = v;
       if (a == "-p") pub = v;
@@ -413,11 +428,13 @@ int Rotate(const Args& args) {
   char issued[32];
   std::time_t t = std::time(nullptr);
   std::strftime(issued, sizeof issued, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  std::string statement = FormatRotation(list_id, PublicKeyOf(old_secret), new_key, issued);
+  std::string statement =
+      FormatRotation(list_id, PublicKeyOf(old_secret), new_key, issued);
   Signature signature;
-  s = Sign(old_secret, statement, SignatureAlgorithm::kPrehashed,
-           "factlens key rotation\tlist:" + list_id + "\tnew_key:" + KeyIdHex(new_key.key_id),
-           "signature from minisign secret key", &signature);
+  s = Sign(
+      old_secret, statement, SignatureAlgorithm::kPrehashed,
+      "factlens key rotation\tlist:" + list_id + "\tnew_key:" + KeyIdHex(new_key.key_id),
+      "signature from minisign secret key", &signature);
   if (!s.ok() || !WriteFileAtomic(out, statement, 0644, &error) ||
       !WriteFileAtomic(out + ".minisig", FormatSignature(signature), 0644, &error)) {
     std::cerr << (s.ok() ? error : s.message()) << "\n";

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "eval.h"
 #include "factlens/engine.h"
 #include "io.h"
 #include "keys.h"
@@ -30,6 +31,7 @@ const char kUsage[] =
     "  sign     sign a file (a rule list) as minisign -S does\n"
     "  verify   verify a signed file as minisign -V does, and a list's lifecycle\n"
     "  rotate   announce a publisher's new key, signed by the old one\n"
+    "  eval     claim retrieval figures on CLEF CheckThat! files (MAP@k, recall)\n"
     "  help     show help for a command (factlens help check)\n"
     "  version  print the version\n";
 
@@ -214,9 +216,9 @@ struct Command {
 const char* CheckHelp() { return kCheckHelp; }
 
 const Command kCommands[] = {
-    {"check", Check, CheckHelp},       {"keygen", Keygen, KeygenHelp},
-    {"sign", SignFiles, SignHelp},     {"verify", VerifyFile, VerifyHelp},
-    {"rotate", Rotate, RotateHelp},
+    {"check", Check, CheckHelp},    {"keygen", Keygen, KeygenHelp},
+    {"sign", SignFiles, SignHelp},  {"verify", VerifyFile, VerifyHelp},
+    {"rotate", Rotate, RotateHelp}, {"eval", Eval, EvalHelp},
 };
 
 int Main(int argc, char** argv) {
