@@ -41,6 +41,10 @@ function loadCore(wasmUrl) {
         // the bytes instead.
         const { readFile } = await import('node:fs/promises');
         args.wasmBinary = await readFile(wasmUrl);
+        // libsodium's wasm randombytes looks for window/self.crypto, then require():
+        // an ES module under Node has neither, so sodium_init() would throw "No secure
+        // random number generator found". Hand it Node's Web Crypto instead.
+        args.getRandomValue = () => globalThis.crypto.getRandomValues(new Uint32Array(1))[0] >>> 0;
       } else {
         args.locateFile = () => key;
       }

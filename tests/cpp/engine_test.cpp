@@ -1,12 +1,12 @@
 // Tests of the engine: the shared cases (also run against the wasm build by
 // tests/js/engine.test.mjs), whole-or-nothing loading, the demo list's examples.
 #include "factlens/engine.h"
-#include "factlens/verify.h"
 
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
 
+#include "factlens/verify.h"
 #include "test_util.h"
 
 namespace factlens {
@@ -106,7 +106,9 @@ struct Publisher {
   Publisher() { GenerateKeyPair(&pub, &sec); }
   std::string Sign(const std::string& text) const {
     Signature s;
-    REQUIRE(factlens::Sign(sec, text, SignatureAlgorithm::kPrehashed, "timestamp:1", "", &s).ok());
+    REQUIRE(
+        factlens::Sign(sec, text, SignatureAlgorithm::kPrehashed, "timestamp:1", "", &s)
+            .ok());
     return FormatSignature(s);
   }
   LoadOptions Options(const std::string& text) const {
@@ -118,8 +120,8 @@ struct Publisher {
 };
 
 std::string Versioned(int version, const std::string& pattern = "alpha") {
-  return ListWithRules("[" + RuleJson("a", R"({"patterns":[")" + pattern + R"("]})") + "]",
-                       version);
+  return ListWithRules(
+      "[" + RuleJson("a", R"({"patterns":[")" + pattern + R"("]})") + "]", version);
 }
 
 TEST_CASE("engine: unsigned lists need allowUnsigned; a given signature must verify",
@@ -165,7 +167,8 @@ TEST_CASE("engine: a list signed by another key is refused with kind key", "[eng
   CHECK(engine.Lists().empty());
 }
 
-TEST_CASE("engine: every flipped byte of a signed list is refused, nothing loads", "[engine]") {
+TEST_CASE("engine: every flipped byte of a signed list is refused, nothing loads",
+          "[engine]") {
   Engine engine;
   Publisher publisher;
   const std::string text = Versioned(1);
@@ -232,7 +235,8 @@ TEST_CASE("engine: a rotation statement lets a new key sign; without it, refused
   Engine engine;
   CHECK(engine.LoadList(text, o, nullptr).kind() == ErrorKind::kKey);
 
-  std::string statement = FormatRotation("t", old_key.pub, new_key.pub, "2026-11-29T00:00:00Z");
+  std::string statement =
+      FormatRotation("t", old_key.pub, new_key.pub, "2026-11-29T00:00:00Z");
   o.rotations.push_back({statement, old_key.Sign(statement)});
   LoadedListInfo info;
   REQUIRE(engine.LoadList(text, o, &info).ok());
@@ -240,7 +244,8 @@ TEST_CASE("engine: a rotation statement lets a new key sign; without it, refused
   CHECK(info.public_key == PublicKeyBase64(new_key.pub));
 
   // A statement for another list cannot vouch for this one.
-  std::string other = FormatRotation("other", old_key.pub, new_key.pub, "2026-11-29T00:00:00Z");
+  std::string other =
+      FormatRotation("other", old_key.pub, new_key.pub, "2026-11-29T00:00:00Z");
   LoadOptions wrong_list = o;
   wrong_list.rotations = {{other, old_key.Sign(other)}};
   Engine e2;

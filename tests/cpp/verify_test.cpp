@@ -1,11 +1,10 @@
 // Tests of the verify component: minisign-format keys and signatures, tampering,
 // key rotation statements. Interop with the real minisign binary is in
 // minisign_interop_test.sh.
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "factlens/verify.h"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 namespace factlens {
 namespace {
@@ -25,7 +24,8 @@ std::string SignText(const SecretKey& key, const std::string& message,
                      SignatureAlgorithm alg = SignatureAlgorithm::kPrehashed,
                      const std::string& trusted = "timestamp:1\tfile:list.json\thashed") {
   Signature s;
-  REQUIRE(Sign(key, message, alg, trusted, "signature from minisign secret key", &s).ok());
+  REQUIRE(
+      Sign(key, message, alg, trusted, "signature from minisign secret key", &s).ok());
   return FormatSignature(s);
 }
 
@@ -44,7 +44,9 @@ Status VerifyText(const std::string& pub_text, const std::string& message,
 TEST_CASE("verify: keys round-trip through minisign's file formats", "[verify]") {
   Keys k = NewKeys();
   std::string pub_file = FormatPublicKey(k.pub);
-  CHECK(pub_file.rfind("untrusted comment: minisign public key " + KeyIdHex(k.pub.key_id) + "\nRW", 0) == 0);
+  CHECK(pub_file.rfind(
+            "untrusted comment: minisign public key " + KeyIdHex(k.pub.key_id) + "\nRW",
+            0) == 0);
   PublicKey pub;
   REQUIRE(ParsePublicKey(pub_file, &pub).ok());
   CHECK(pub.key == k.pub.key);
@@ -77,10 +79,12 @@ TEST_CASE("verify: password-protected secret keys (scrypt) need the right passwo
   CHECK(ParseSecretKey(sec_file, "", &sec).kind() == ErrorKind::kKey);
 }
 
-TEST_CASE("verify: both algorithms sign and verify; the trusted comment is kept", "[verify]") {
+TEST_CASE("verify: both algorithms sign and verify; the trusted comment is kept",
+          "[verify]") {
   Keys k = NewKeys();
   std::string message = "{\"format\":\"factlens/1\"}";
-  for (SignatureAlgorithm alg : {SignatureAlgorithm::kPrehashed, SignatureAlgorithm::kLegacy}) {
+  for (SignatureAlgorithm alg :
+       {SignatureAlgorithm::kPrehashed, SignatureAlgorithm::kLegacy}) {
     std::string sig = SignText(k.sec, message, alg, "timestamp:42\tfile:x");
     CHECK(sig.find(alg == SignatureAlgorithm::kPrehashed ? "\nRU" : "\nRW") !=
           std::string::npos);
@@ -88,11 +92,13 @@ TEST_CASE("verify: both algorithms sign and verify; the trusted comment is kept"
     REQUIRE(VerifyText(FormatPublicKey(k.pub), message, sig, &parsed).ok());
     CHECK(parsed.algorithm == alg);
     CHECK(parsed.trusted_comment == "timestamp:42\tfile:x");
-    CHECK(VerifyText(FormatPublicKey(k.pub), message + " ", sig).kind() == ErrorKind::kSignature);
+    CHECK(VerifyText(FormatPublicKey(k.pub), message + " ", sig).kind() ==
+          ErrorKind::kSignature);
   }
 }
 
-TEST_CASE("verify: a signature by another key is a key error naming both ids", "[verify]") {
+TEST_CASE("verify: a signature by another key is a key error naming both ids",
+          "[verify]") {
   Keys a = NewKeys(), b = NewKeys();
   std::string sig = SignText(a.sec, "m");
   Status s = VerifyText(FormatPublicKey(b.pub), "m", sig);
@@ -124,14 +130,15 @@ TEST_CASE("verify: every truncation of a signature or key file is refused", "[ve
 
 TEST_CASE("verify: oversized inputs are refused before decoding", "[verify]") {
   PublicKey pub;
-  CHECK(ParsePublicKey(std::string(kMaxKeyFileBytes + 1, 'A'), &pub).kind() == ErrorKind::kLimit);
+  CHECK(ParsePublicKey(std::string(kMaxKeyFileBytes + 1, 'A'), &pub).kind() ==
+        ErrorKind::kLimit);
   Signature sig;
   CHECK(ParseSignature(std::string(kMaxSignatureFileBytes + 1, 'A'), &sig).kind() ==
         ErrorKind::kLimit);
   Keys k = NewKeys();
   Signature s;
-  CHECK(Sign(k.sec, "m", SignatureAlgorithm::kPrehashed, std::string(8193, 'x'), "", &s).kind() ==
-        ErrorKind::kLimit);
+  CHECK(Sign(k.sec, "m", SignatureAlgorithm::kPrehashed, std::string(8193, 'x'), "", &s)
+            .kind() == ErrorKind::kLimit);
   CHECK(Sign(k.sec, "m", SignatureAlgorithm::kPrehashed, "two\nlines", "", &s).kind() ==
         ErrorKind::kFormat);
 }
@@ -170,8 +177,8 @@ TEST_CASE("verify: flipping any byte of list, signature or key is refused", "[ve
     Signature parsed;
     bool parses = ParseSignature(s, &parsed).ok();
     // A different key id names another key; anything else is a bad signature.
-    ErrorKind want = parses && parsed.key_id != k.pub.key_id ? ErrorKind::kKey
-                                                              : ErrorKind::kSignature;
+    ErrorKind want =
+        parses && parsed.key_id != k.pub.key_id ? ErrorKind::kKey : ErrorKind::kSignature;
     CHECK(st.kind() == want);
     ++refused;
   }
@@ -189,7 +196,7 @@ TEST_CASE("verify: flipping any byte of list, signature or key is refused", "[ve
     PublicKey parsed;
     bool parses = ParsePublicKey(p, &parsed).ok();
     ErrorKind want = !parses || parsed.key_id != k.pub.key_id ? ErrorKind::kKey
-                                                               : ErrorKind::kSignature;
+                                                              : ErrorKind::kSignature;
     CHECK(st.kind() == want);
     ++refused;
   }
@@ -198,13 +205,16 @@ TEST_CASE("verify: flipping any byte of list, signature or key is refused", "[ve
 }
 
 TEST_CASE("verify: content digest is BLAKE2b-256 in hex", "[verify]") {
-  CHECK(ContentDigest("") == "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
+  CHECK(ContentDigest("") ==
+        "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
   CHECK(ContentDigest("a") != ContentDigest("b"));
 }
 
-TEST_CASE("verify: a rotation statement signed by the pinned key moves the pin", "[verify]") {
+TEST_CASE("verify: a rotation statement signed by the pinned key moves the pin",
+          "[verify]") {
   Keys old_keys = NewKeys(), new_keys = NewKeys(), other = NewKeys();
-  std::string statement = FormatRotation("demo", old_keys.pub, new_keys.pub, "2026-11-29T00:00:00Z");
+  std::string statement =
+      FormatRotation("demo", old_keys.pub, new_keys.pub, "2026-11-29T00:00:00Z");
   std::string sig = SignText(old_keys.sec, statement);
   KeyRotation r;
   REQUIRE(VerifyRotation(statement, sig, old_keys.pub, &r).ok());
@@ -212,19 +222,20 @@ TEST_CASE("verify: a rotation statement signed by the pinned key moves the pin",
   CHECK(r.new_key.key == new_keys.pub.key);
 
   // Signed by someone else: not the pinned key.
-  CHECK(VerifyRotation(statement, SignText(other.sec, statement), old_keys.pub, &r).kind() ==
-        ErrorKind::kKey);
+  CHECK(VerifyRotation(statement, SignText(other.sec, statement), old_keys.pub, &r)
+            .kind() == ErrorKind::kKey);
   // The new key signing its own promotion proves nothing.
-  CHECK(VerifyRotation(statement, SignText(new_keys.sec, statement), old_keys.pub, &r).kind() ==
-        ErrorKind::kKey);
+  CHECK(VerifyRotation(statement, SignText(new_keys.sec, statement), old_keys.pub, &r)
+            .kind() == ErrorKind::kKey);
   // Altered after signing.
   std::string altered = statement;
   altered.replace(altered.find("demo"), 4, "dema");
   CHECK(VerifyRotation(altered, sig, old_keys.pub, &r).kind() == ErrorKind::kSignature);
   // Signed by the pinned key but naming another old key.
-  std::string wrong_old = FormatRotation("demo", other.pub, new_keys.pub, "2026-11-29T00:00:00Z");
-  CHECK(VerifyRotation(wrong_old, SignText(old_keys.sec, wrong_old), old_keys.pub, &r).kind() ==
-        ErrorKind::kKey);
+  std::string wrong_old =
+      FormatRotation("demo", other.pub, new_keys.pub, "2026-11-29T00:00:00Z");
+  CHECK(VerifyRotation(wrong_old, SignText(old_keys.sec, wrong_old), old_keys.pub, &r)
+            .kind() == ErrorKind::kKey);
   // Malformed statement, properly signed.
   std::string junk = "{\"format\":\"other\"}";
   CHECK(VerifyRotation(junk, SignText(old_keys.sec, junk), old_keys.pub, &r).kind() ==

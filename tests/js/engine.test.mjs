@@ -80,7 +80,7 @@ test('loadList returns the list info', async () => {
 test('errors are FactlensError with a kind and a located message', async () => {
   const engine = await createEngine();
   throwsKind(() => engine.loadList(coreList), 'signature', 'allowUnsigned');
-  throwsKind(() => engine.loadList(coreList, { signature: 'x', publicKey: 'y' }), 'unsupported');
+  throwsKind(() => engine.loadList(coreList, { signature: 'x', publicKey: 'y' }), 'key');
   throwsKind(() => engine.loadList('{\n  "format": "factlens/1",\n  "list": {,\n}', { allowUnsigned: true }),
     'format', 'line 3, column 12');
   const bad = read('tests/fixtures/lists/semantic-invalid/pattern-re2-syntax.json');

@@ -28,15 +28,16 @@ std::string StatusJson(const Status& s) {
 }
 
 json InfoJson(const LoadedListInfo& l) {
-  json j = {{"id", l.info.id},
-            {"name", l.info.name},
-            {"publisher", {{"name", l.info.publisher_name}, {"url", l.info.publisher_url}}},
-            {"version", l.info.version},
-            {"issued", l.info.issued},
-            {"expires", l.info.expires},
-            {"ruleCount", l.rule_count},
-            {"signed", l.is_signed},
-            {"digest", l.digest}};
+  json j = {
+      {"id", l.info.id},
+      {"name", l.info.name},
+      {"publisher", {{"name", l.info.publisher_name}, {"url", l.info.publisher_url}}},
+      {"version", l.info.version},
+      {"issued", l.info.issued},
+      {"expires", l.info.expires},
+      {"ruleCount", l.rule_count},
+      {"signed", l.is_signed},
+      {"digest", l.digest}};
   if (l.is_signed) {
     j["keyId"] = l.key_id;
     j["publicKey"] = l.public_key;
@@ -83,22 +84,24 @@ class EngineBinding {
     if (!OptionalString(o, "signature", &options.signature) ||
         !OptionalString(o, "publicKey", &options.public_key) ||
         !OptionalString(o, "lastDigest", &options.last_digest)) {
-      return StatusJson(Status(ErrorKind::kFormat, "options: a string field has another type"));
+      return StatusJson(
+          Status(ErrorKind::kFormat, "options: a string field has another type"));
     }
     auto last = o.find("lastVersion");
     if (last != o.end() && last->is_number_integer()) {
       options.last_version = last->get<int64_t>();
     }
     auto now = o.find("now");
-    if (now != o.end() && now->is_number_integer()) options.now_unix = now->get<int64_t>();
+    if (now != o.end() && now->is_number_integer())
+      options.now_unix = now->get<int64_t>();
     auto rotations = o.find("rotations");
     if (rotations != o.end() && rotations->is_array()) {
       for (const json& r : *rotations) {
         RotationProof proof;
         if (!r.is_object() || !OptionalString(r, "statement", &proof.statement) ||
             !OptionalString(r, "signature", &proof.signature)) {
-          return StatusJson(
-              Status(ErrorKind::kFormat, "options.rotations: expected {statement, signature}"));
+          return StatusJson(Status(ErrorKind::kFormat,
+                                   "options.rotations: expected {statement, signature}"));
         }
         options.rotations.push_back(std::move(proof));
       }

@@ -159,7 +159,8 @@ Status ParsePublicKey(std::string_view text, PublicKey* out) {
                   "bytes, optionally after an \"untrusted comment:\" line)");
   }
   if (raw[0] != 'E' || raw[1] != 'd') {
-    return Status(ErrorKind::kKey, "public key: unsupported algorithm (expected Ed25519)");
+    return Status(ErrorKind::kKey,
+                  "public key: unsupported algorithm (expected Ed25519)");
   }
   std::memcpy(out->key_id.data(), raw.data() + 2, 8);
   std::memcpy(out->key.data(), raw.data() + 10, 32);
@@ -174,8 +175,8 @@ std::string PublicKeyBase64(const PublicKey& key) {
 }
 
 std::string FormatPublicKey(const PublicKey& key) {
-  return std::string(kCommentPrefix) + "minisign public key " + KeyIdHex(key.key_id) + "\n" +
-         PublicKeyBase64(key) + "\n";
+  return std::string(kCommentPrefix) + "minisign public key " + KeyIdHex(key.key_id) +
+         "\n" + PublicKeyBase64(key) + "\n";
 }
 
 bool SecretKeyIsEncrypted(std::string_view text) {
@@ -211,7 +212,8 @@ Status ParseSecretKey(std::string_view text, std::string_view password, SecretKe
                     "secret key: password-protected keys need the native build");
     }
     if (password.empty()) {
-      return Status(ErrorKind::kKey, "secret key: it is password-protected; no password given");
+      return Status(ErrorKind::kKey,
+                    "secret key: it is password-protected; no password given");
     }
     uint64_t ops = LoadLe64(raw.data() + 38), mem = LoadLe64(raw.data() + 46);
     // Bound the work a hostile key file can demand (minisign's own: 2^25 ops, 1 GiB).
@@ -219,7 +221,8 @@ Status ParseSecretKey(std::string_view text, std::string_view password, SecretKe
       return Status(ErrorKind::kLimit, "secret key: key derivation parameters too large");
     }
     if (!ApplyScrypt(password, raw.data() + 6, ops, mem, keynum_sk)) {
-      return Status(ErrorKind::kKey, "secret key: key derivation failed (out of memory?)");
+      return Status(ErrorKind::kKey,
+                    "secret key: key derivation failed (out of memory?)");
     }
   }
   uint8_t chk[32];
@@ -229,8 +232,9 @@ Status ParseSecretKey(std::string_view text, std::string_view password, SecretKe
   // minisign -W writes an all-zero checksum for unencrypted keys; accept that there.
   if (sodium_memcmp(chk, stored, 32) != 0 && !(zero_chk && !encrypted)) {
     sodium_memzero(raw.data(), raw.size());
-    return Status(ErrorKind::kKey, encrypted ? "secret key: wrong password"
-                                             : "secret key: checksum mismatch (corrupted)");
+    return Status(ErrorKind::kKey, encrypted
+                                       ? "secret key: wrong password"
+                                       : "secret key: checksum mismatch (corrupted)");
   }
   std::memcpy(out->key_id.data(), keynum_sk, 8);
   std::memcpy(out->key.data(), keynum_sk + 8, 64);
@@ -238,7 +242,8 @@ Status ParseSecretKey(std::string_view text, std::string_view password, SecretKe
   return Status::Ok();
 }
 
-Status FormatSecretKey(const SecretKey& key, std::string_view password, std::string* out) {
+Status FormatSecretKey(const SecretKey& key, std::string_view password,
+                       std::string* out) {
   EnsureSodium();
   uint8_t raw[kSecretKeyBytes] = {'E', 'd', 0, 0, 'B', '2'};
   uint8_t* keynum_sk = raw + kKeynumSkOffset;
@@ -260,11 +265,14 @@ Status FormatSecretKey(const SecretKey& key, std::string_view password, std::str
     StoreLe64(raw + 46, crypto_pwhash_scryptsalsa208sha256_MEMLIMIT_SENSITIVE);
 #endif
     SecretChecksum(keynum_sk, keynum_sk + 72);
-    if (!ApplyScrypt(password, raw + 6, LoadLe64(raw + 38), LoadLe64(raw + 46), keynum_sk)) {
-      return Status(ErrorKind::kKey, "secret key: key derivation failed (out of memory?)");
+    if (!ApplyScrypt(password, raw + 6, LoadLe64(raw + 38), LoadLe64(raw + 46),
+                     keynum_sk)) {
+      return Status(ErrorKind::kKey,
+                    "secret key: key derivation failed (out of memory?)");
     }
   }
-  *out = std::string(kCommentPrefix) + comment + "\n" + EncodeBase64(raw, sizeof raw) + "\n";
+  *out =
+      std::string(kCommentPrefix) + comment + "\n" + EncodeBase64(raw, sizeof raw) + "\n";
   sodium_memzero(raw, sizeof raw);
   return Status::Ok();
 }
@@ -286,8 +294,9 @@ PublicKey PublicKeyOf(const SecretKey& secret_key) {
 Status ParseSignature(std::string_view text, Signature* out) {
   EnsureSodium();
   if (text.size() > kMaxSignatureFileBytes) {
-    return Status(ErrorKind::kLimit, "signature: larger than " +
-                                         std::to_string(kMaxSignatureFileBytes) + " bytes");
+    return Status(
+        ErrorKind::kLimit,
+        "signature: larger than " + std::to_string(kMaxSignatureFileBytes) + " bytes");
   }
   std::vector<std::string_view> lines = Lines(text);
   while (!lines.empty() && lines.back().empty()) lines.pop_back();
@@ -298,11 +307,13 @@ Status ParseSignature(std::string_view text, Signature* out) {
                       std::to_string(lines.size()));
   }
   if (!StartsWith(lines[0], kCommentPrefix)) {
-    return Status(ErrorKind::kSignature, "signature: line 1 must start with \"untrusted comment: \"");
+    return Status(ErrorKind::kSignature,
+                  "signature: line 1 must start with \"untrusted comment: \"");
   }
   std::vector<uint8_t> raw;
   if (!DecodeBase64(lines[1], &raw, kSignatureBytes)) {
-    return Status(ErrorKind::kSignature, "signature: line 2 is not a base64 signature of 74 bytes");
+    return Status(ErrorKind::kSignature,
+                  "signature: line 2 is not a base64 signature of 74 bytes");
   }
   if (raw[0] == 'E' && raw[1] == 'D') {
     out->algorithm = SignatureAlgorithm::kPrehashed;
@@ -312,7 +323,8 @@ Status ParseSignature(std::string_view text, Signature* out) {
     return Status(ErrorKind::kSignature, "signature: unsupported algorithm");
   }
   if (!StartsWith(lines[2], kTrustedPrefix)) {
-    return Status(ErrorKind::kSignature, "signature: line 3 must start with \"trusted comment: \"");
+    return Status(ErrorKind::kSignature,
+                  "signature: line 3 must start with \"trusted comment: \"");
   }
   std::string_view trusted = lines[2].substr(std::strlen(kTrustedPrefix));
   if (trusted.size() > kMaxTrustedCommentBytes) {
@@ -332,19 +344,20 @@ Status ParseSignature(std::string_view text, Signature* out) {
 }
 
 std::string FormatSignature(const Signature& s) {
-  uint8_t raw[kSignatureBytes] = {'E', s.algorithm == SignatureAlgorithm::kPrehashed ? uint8_t{'D'}
-                                                                                    : uint8_t{'d'}};
+  uint8_t raw[kSignatureBytes] = {
+      'E', s.algorithm == SignatureAlgorithm::kPrehashed ? uint8_t{'D'} : uint8_t{'d'}};
   std::memcpy(raw + 2, s.key_id.data(), 8);
   std::memcpy(raw + 10, s.signature.data(), 64);
   return std::string(kCommentPrefix) + s.untrusted_comment + "\n" +
-         EncodeBase64(raw, sizeof raw) + "\n" + kTrustedPrefix + s.trusted_comment + "\n" +
-         EncodeBase64(s.global_signature.data(), 64) + "\n";
+         EncodeBase64(raw, sizeof raw) + "\n" + kTrustedPrefix + s.trusted_comment +
+         "\n" + EncodeBase64(s.global_signature.data(), 64) + "\n";
 }
 
 namespace {
 
 // Returns what the file signature covers: the file, or its BLAKE2b-512 digest.
-std::vector<uint8_t> SignedMessage(std::string_view message, SignatureAlgorithm algorithm) {
+std::vector<uint8_t> SignedMessage(std::string_view message,
+                                   SignatureAlgorithm algorithm) {
   if (algorithm == SignatureAlgorithm::kLegacy) {
     return std::vector<uint8_t>(message.begin(), message.end());
   }
@@ -382,16 +395,19 @@ Status Sign(const SecretKey& key, std::string_view message, SignatureAlgorithm a
   std::vector<uint8_t> m = SignedMessage(message, algorithm);
   crypto_sign_detached(s.signature.data(), nullptr, m.data(), m.size(), key.key.data());
   std::vector<uint8_t> g = GlobalMessage(s);
-  crypto_sign_detached(s.global_signature.data(), nullptr, g.data(), g.size(), key.key.data());
+  crypto_sign_detached(s.global_signature.data(), nullptr, g.data(), g.size(),
+                       key.key.data());
   *out = std::move(s);
   return Status::Ok();
 }
 
-Status Verify(const PublicKey& key, std::string_view message, const Signature& signature) {
+Status Verify(const PublicKey& key, std::string_view message,
+              const Signature& signature) {
   EnsureSodium();
   if (signature.key_id != key.key_id) {
-    return Status(ErrorKind::kKey, "signature: made with key " + KeyIdHex(signature.key_id) +
-                                       ", not with the pinned key " + KeyIdHex(key.key_id));
+    return Status(ErrorKind::kKey,
+                  "signature: made with key " + KeyIdHex(signature.key_id) +
+                      ", not with the pinned key " + KeyIdHex(key.key_id));
   }
   std::vector<uint8_t> m = SignedMessage(message, signature.algorithm);
   if (crypto_sign_verify_detached(signature.signature.data(), m.data(), m.size(),
@@ -441,11 +457,12 @@ Status VerifyRotation(std::string_view statement, std::string_view signature_tex
   };
   std::string format, list_id, old_key, new_key, issued;
   if (!j.is_object() || !text("format", &format) || format != kRotationFormat ||
-      !text("list", &list_id) || !text("old_key", &old_key) || !text("new_key", &new_key) ||
-      !text("issued", &issued)) {
-    return Status(ErrorKind::kFormat,
-                  "key rotation: expected {\"format\":\"factlens-key-rotation/1\", \"list\", "
-                  "\"old_key\", \"new_key\", \"issued\"}");
+      !text("list", &list_id) || !text("old_key", &old_key) ||
+      !text("new_key", &new_key) || !text("issued", &issued)) {
+    return Status(
+        ErrorKind::kFormat,
+        "key rotation: expected {\"format\":\"factlens-key-rotation/1\", \"list\", "
+        "\"old_key\", \"new_key\", \"issued\"}");
   }
   int64_t unused;
   if (!ParseRfc3339(issued, &unused)) {
@@ -459,7 +476,8 @@ Status VerifyRotation(std::string_view statement, std::string_view signature_tex
   s = ParsePublicKey(new_key, &r.new_key);
   if (!s.ok()) return Status(ErrorKind::kFormat, "key rotation: new_key: " + s.message());
   if (r.old_key.key_id != trusted_key.key_id || r.old_key.key != trusted_key.key) {
-    return Status(ErrorKind::kKey, "key rotation: the statement's old_key is not the pinned key");
+    return Status(ErrorKind::kKey,
+                  "key rotation: the statement's old_key is not the pinned key");
   }
   *out = r;
   return Status::Ok();

@@ -35,7 +35,7 @@ struct LoadOptions {
   // each statement is signed by the key before it.
   std::vector<RotationProof> rotations;
   std::optional<int64_t> last_version;  // the version last accepted for this list id
-  std::string last_digest;  // ContentDigest of the bytes accepted as last_version
+  std::string last_digest;          // ContentDigest of the bytes accepted as last_version
   std::optional<int64_t> now_unix;  // the clock for expiry checks (default: now)
   ParseLimits limits;
   SimilarOptions similar;  // the similarity index's features (evaluation only)

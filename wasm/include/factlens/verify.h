@@ -47,7 +47,8 @@ struct Signature {
 
 // Hard limits, checked before any decoding work.
 inline constexpr size_t kMaxKeyFileBytes = 4096;
-inline constexpr size_t kMaxSignatureFileBytes = 16384;  // minisign: 8 KiB trusted comment
+inline constexpr size_t kMaxSignatureFileBytes =
+    16384;  // minisign: 8 KiB trusted comment
 
 // Returns the key id as minisign prints it: 16 upper-case hex digits of the id
 // read as a little-endian integer ("F3F0898C9013BDD6").
