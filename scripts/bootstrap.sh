@@ -92,6 +92,19 @@ npm_tarball "re2@$RE2_NPM_VERSION" "re2-$RE2_NPM_VERSION.tgz" "$RE2_NPM_SHA256"
 extract "re2-$RE2_NPM_VERSION.tgz" "re2-npm-$RE2_NPM_VERSION"
 debian_source utf8proc "utf8proc_$UTF8PROC_VERSION.orig.tar.gz" "$UTF8PROC_SHA256"
 extract "utf8proc_$UTF8PROC_VERSION.orig.tar.gz" "utf8proc-$UTF8PROC_VERSION"
+debian_source snowball "snowball_$SNOWBALL_VERSION.orig.tar.gz" "$SNOWBALL_SHA256"
+extract "snowball_$SNOWBALL_VERSION.orig.tar.gz" "snowball-$SNOWBALL_VERSION"
+# Generate the C stemmers (the languages similar.cc stems) with Snowball's own compiler,
+# built for the host. The list must match SNOWBALL_LANGUAGES in CMakeLists.txt.
+SNOWBALL_LANGUAGES=(english german french spanish italian portuguese dutch)
+sb=$DEPS/src/snowball-$SNOWBALL_VERSION
+if [ ! -f "$sb/.generated" ]; then
+  log "generating Snowball stemmers (${SNOWBALL_LANGUAGES[*]})"
+  targets=(); for l in "${SNOWBALL_LANGUAGES[@]}"; do targets+=("src_c/stem_UTF_8_$l.c"); done
+  make -C "$sb" -s -j2 "${targets[@]}" >/dev/null
+  for l in "${SNOWBALL_LANGUAGES[@]}"; do [ -f "$sb/src_c/stem_UTF_8_$l.c" ] || { log "missing $l stemmer"; exit 1; }; done
+  touch "$sb/.generated"
+fi
 
 debian_source libsodium "libsodium_$LIBSODIUM_VERSION.orig.tar.gz" "$LIBSODIUM_SHA256"
 extract "libsodium_$LIBSODIUM_VERSION.orig.tar.gz" "libsodium-$LIBSODIUM_VERSION"

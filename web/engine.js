@@ -135,9 +135,18 @@ class Engine {
     return JSON.parse(this.#live().checkBatch(json, contextJson(context)));
   }
 
-  /** Ranked claims for a text; arrives with claim similarity. */
-  search(_text, _k) {
-    throw new FactlensError('unsupported', 'search() needs claim similarity, not in this build');
+  /**
+   * Returns the `k` claims of the loaded lists most similar to `text`, best first:
+   * `[{ listId, ruleId, score, claim, rating, severity, review }]`. `score` is the
+   * same calibrated similarity check() compares with its threshold.
+   * @param {string} text
+   * @param {number} [k=10] at most 1000
+   */
+  search(text, k = 10) {
+    if (!Number.isInteger(k) || k < 0) {
+      throw new FactlensError('argument', 'k must be a non-negative integer');
+    }
+    return unwrap(this.#live().search(wellFormed(text), Math.min(k, 1000))).results;
   }
 
   /** Replaces the policy: the defaults, overridden by the fields given. */

@@ -104,6 +104,17 @@ export interface Verdict {
   matches: Match[];
 }
 
+export interface SearchResult {
+  listId: string;
+  ruleId: string;
+  /** In (0, 1): the calibrated similarity check() compares with its threshold. */
+  score: number;
+  claim: string;
+  rating: Rating;
+  severity: Severity;
+  review: Review;
+}
+
 export interface Policy {
   ratings?: Partial<Record<Rating, Action>>;
   /** Applied on top of the rating's action; the stronger wins. */
@@ -112,6 +123,8 @@ export interface Policy {
   severityOnlyInRegions?: boolean;
   /** Matches scoring below this are ignored. */
   minScore?: number;
+  /** The most a match may get by its stance; default { debunks: 'none', unclear: 'label', repeats: 'hide' }. */
+  stances?: Partial<Record<Stance, Action>>;
 }
 
 /** The wasm heap, shared by every engine made from the same wasm URL. */
@@ -128,7 +141,8 @@ export interface Engine {
   lists(now?: Date | number): ListInfo[];
   check(text: string, context?: CheckContext): Verdict;
   checkBatch(texts: string[], context?: CheckContext): Verdict[];
-  search(text: string, k?: number): never;
+  /** The k (default 10, at most 1000) most similar claims, best first. */
+  search(text: string, k?: number): SearchResult[];
   /** Replaces the policy with the defaults overridden by `policy`. */
   setPolicy(policy?: Policy): void;
   getPolicy(): Required<Policy>;

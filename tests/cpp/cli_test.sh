@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of the factlens CLI's check command: output, exit codes, error locations.
+# Tests of the factlens CLI's commands: output, exit codes, error locations.
 # Usage: cli_test.sh PATH/TO/factlens
 set -uo pipefail
 FACTLENS=$1
@@ -60,6 +60,26 @@ expect_exit 2 "bad policy" -- "$FACTLENS" check --list "$LIST" --allow-unsigned 
 expect_exit 2 "unknown command" -- "$FACTLENS" frobnicate
 expect_exit 0 "help check" -- "$FACTLENS" help check
 grep -q "usage: factlens check" "$tmp/out" || fail "help check text"
+
+# eval: CLEF-style TSV files with RFC 4180 quoting (a quoted field spans two lines and
+# holds doubled quotes), TREC qrels; the figures come from the engine's search.
+printf '\tvclaim\ttitle\n1\tVaccines cause autism in children.\tDo vaccines cause autism?\n2\t"A ""miracle"" cure:\nbleach cures the coronavirus."\tBleach is no cure\n3\t5G towers spread the coronavirus.\tDo 5G towers spread COVID-19?\n' >"$tmp/claims.tsv"
+printf '\ttweet_content\n10\tvaccines cause autism in our children!!\n11\t"drinking bleach cures the coronavirus, a ""miracle"""\n' >"$tmp/q.tsv"
+printf '10\t0\t1\t1\n11\t0\t2\t1\n' >"$tmp/q.qrels"
+expect_exit 0 "eval" -- "$FACTLENS" eval --claims "$tmp/claims.tsv" --queries "$tmp/q.tsv" --qrels "$tmp/q.qrels" --write-list "$tmp/list.json"
+grep -q "^claims: 3 " "$tmp/out" || fail "eval: claims count: $(cat "$tmp/out")"
+grep -q "^engine .*MAP@1 1.0000 .*MAP@5 1.0000 .*MRR 1.0000" "$tmp/out" || fail "eval figures: $(cat "$tmp/out")"
+grep -q "check/search disagreements: 0" "$tmp/out" || fail "eval: check and search disagree"
+node -e 'const l = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  if (l.rules[1].claim !== "A \"miracle\" cure:\nbleach cures the coronavirus.") process.exit(1);' "$tmp/list.json" ||
+  fail "eval: quoted TSV field not read as written"
+printf '\tvclaim\ttitle\n1\t"never closed\n' >"$tmp/broken.tsv"
+expect_exit 2 "eval broken TSV" -- "$FACTLENS" eval --claims "$tmp/broken.tsv" --queries "$tmp/q.tsv" --qrels "$tmp/q.qrels"
+grep -q "broken.tsv:2:3: quoted field is never closed" "$tmp/err" || fail "eval broken TSV message: $(cat "$tmp/err")"
+printf '10 0 1\n' >"$tmp/bad.qrels"
+expect_exit 2 "eval bad qrels" -- "$FACTLENS" eval --claims "$tmp/claims.tsv" --queries "$tmp/q.tsv" --qrels "$tmp/bad.qrels"
+grep -q 'bad.qrels:1:1: error: expected "query_id 0 claim_id relevance"' "$tmp/err" || fail "eval bad qrels message"
+expect_exit 2 "eval without files" -- "$FACTLENS" eval --claims "$tmp/claims.tsv"
 
 if [ "$failures" -gt 0 ]; then echo "$failures CLI test(s) failed"; exit 1; fi
 echo "CLI tests passed"

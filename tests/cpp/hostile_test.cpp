@@ -90,16 +90,16 @@ TEST_CASE("hostile: patterns that would blow up RE2's memory are refused", "[hos
 
 TEST_CASE("hostile: invalid UTF-8 and NUL bytes", "[hostile]") {
   Engine engine;
-  REQUIRE(
-      Load(engine, ListWithRules("[" + RuleJson("r", R"({"patterns":["hoax"]})") + "]"))
-          .ok());
+  REQUIRE(Load(engine,
+               ListWithRules("[" + RuleJson("r", R"({"patterns":["microchip"]})") + "]"))
+              .ok());
   // In a post: separators, never a crash; matching goes on around them.
-  std::string post = "\xFF\xFEhoax\xC0\x80\xED\xA0\x80 \xF4\x90\x80\x80";
-  post += std::string("\0hoax\0", 6);
+  std::string post = "\xFF\xFEmicrochip\xC0\x80\xED\xA0\x80 \xF4\x90\x80\x80";
+  post += std::string("\0microchip\0", 11);
   Verdict v = engine.Check(post, {});
   CHECK(v.action == Action::kDemote);
   for (const ByteRange& s : v.matches[0].spans)
-    CHECK(post.substr(s.begin, s.end - s.begin) == "hoax");
+    CHECK(post.substr(s.begin, s.end - s.begin) == "microchip");
   nlohmann::json::parse(VerdictToJson(v, post));  // the JSON out is valid
   // In a list, a key or a signature: refused with a message.
   std::string list =

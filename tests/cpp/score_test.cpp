@@ -143,7 +143,7 @@ TEST_CASE("score: verdict JSON has the API's shape with UTF-16 spans", "[score]"
   CHECK(j["action"] == "demote");
   CHECK(j["rating"] == "altered");
   CHECK(j["severity"] == "medium");
-  CHECK(j["stance"] == "unclear");
+  CHECK(j["stance"] == "repeats");  // no evidence of refutation was given
   CHECK(j["score"] == 0.8);
   REQUIRE(j["matches"].size() == 1);
   const auto& m = j["matches"][0];
@@ -158,6 +158,44 @@ TEST_CASE("score: verdict JSON has the API's shape with UTF-16 spans", "[score]"
   CHECK(empty["action"] == "none");
   CHECK(empty["rating"].is_null());
   CHECK(empty["matches"].empty());
+}
+
+}  // namespace
+}  // namespace factlens
+
+namespace factlens {
+namespace {
+
+TEST_CASE("score: the stance caps the action; the caps are policy data", "[score]") {
+  Rule r = MakeRule(Rating::kFalse, Severity::kCritical);
+  auto decide = [&](Stance stance, const Policy& policy) {
+    std::vector<ExplainedMatch> matches(1);
+    matches[0].rule = &r;
+    matches[0].score = 0.9;
+    matches[0].stance = stance;
+    return Decide(matches, policy, {});
+  };
+  Policy p = DefaultPolicy();
+  CHECK(decide(Stance::kRepeats, p).action == Action::kHide);
+  CHECK(decide(Stance::kUnclear, p).action == Action::kLabel);
+  Verdict debunking = decide(Stance::kDebunks, p);
+  CHECK(debunking.action == Action::kNone);
+  CHECK(debunking.stance == Stance::kDebunks);
+  CHECK(debunking.top == &r);  // still explained, just not acted on
+
+  REQUIRE(
+      ParsePolicyJson(R"({"stances":{"debunks":"label","unclear":"demote"}})", &p).ok());
+  CHECK(decide(Stance::kDebunks, p).action == Action::kLabel);
+  CHECK(decide(Stance::kUnclear, p).action == Action::kDemote);
+  CHECK(PolicyToJson(p).find(R"("stances":{"debunks":"label","repeats":"hide",)"
+                             R"("unclear":"demote"})") != std::string::npos);
+  Policy q = DefaultPolicy();
+  CHECK(ParsePolicyJson(R"({"stances":{"agrees":"none"}})", &q).message() ==
+        "policy.stances.agrees: unknown stance (repeats, debunks, unclear)");
+  CHECK(ParsePolicyJson(R"({"stances":{"debunks":"ignore"}})", &q).message() ==
+        "policy.stances.debunks: must be one of \"none\", \"label\", \"demote\", "
+        "\"hide\"");
+  CHECK(ParsePolicyJson(R"({"stances":[]})", &q).kind() == ErrorKind::kFormat);
 }
 
 }  // namespace

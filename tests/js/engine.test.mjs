@@ -30,6 +30,7 @@ test('the shared cases give the expected verdicts (same as the native build)', a
       assert.equal(got.action, want.action);
       if ('rating' in want) assert.equal(got.rating, want.rating);
       if ('severity' in want) assert.equal(got.severity, want.severity);
+      if ('stance' in want) assert.equal(got.stance, want.stance);
       assert.deepEqual(got.matches.map((m) => m.ruleId), want.ruleIds);
       if (want.kinds) assert.deepEqual(got.matches.map((m) => m.kind), want.kinds);
       for (const m of got.matches) {
@@ -67,7 +68,7 @@ test('loadList returns the list info', async () => {
   const info = engine.loadList(coreList, { allowUnsigned: true });
   assert.equal(info.id, 'test-core');
   assert.equal(info.version, 3);
-  assert.equal(info.ruleCount, 8);
+  assert.equal(info.ruleCount, 10);
   assert.equal(info.signed, false);
   assert.deepEqual(engine.lists().map((l) => l.id), ['test-core']);
   engine.unloadList('test-core');
@@ -92,7 +93,7 @@ test('errors are FactlensError with a kind and a located message', async () => {
   throwsKind(() => engine.loadList(coreList, { allowUnsigned: true, lastVersion: -1 }), 'argument');
   throwsKind(() => engine.setPolicy({ ratings: { false: 'burn' } }), 'format', 'policy.ratings.false');
   throwsKind(() => engine.check(42), 'argument');
-  throwsKind(() => engine.search('x', 5), 'unsupported');
+  assert.deepEqual(engine.search('x', 5), []);  // no lists loaded: nothing to rank
   assert.deepEqual(engine.lists(), []);
   engine.dispose();
 });
@@ -141,5 +142,51 @@ test('every example of the demo list behaves as written (same as the native buil
     for (const t of rule.examples.no_match) { assert.ok(!hits(t), `${rule.id} should not match: ${t}`); checked++; }
   }
   assert.ok(checked >= 40, `only ${checked} examples`);
+  engine.dispose();
+});
+
+test('search ranks the loaded claims by similarity, best first, with the check score', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  const text = 'BREAKING: vaccines cause autism in children!!';
+  const results = engine.search(text, 3);
+  assert.ok(results.length >= 1 && results.length <= 3);
+  assert.equal(results[0].ruleId, 'vaccines-autism');
+  assert.equal(results[0].listId, 'test-core');
+  assert.equal(results[0].claim, 'Vaccines cause autism.');
+  assert.equal(results[0].review.url, 'https://factcheck.example/autism');
+  for (let i = 1; i < results.length; i++) assert.ok(results[i - 1].score >= results[i].score);
+  // check() matches the same claim with the same score.
+  const [match] = engine.check(text).matches;
+  assert.equal(match.ruleId, 'vaccines-autism');
+  assert.equal(match.kind, 'similar');
+  assert.equal(match.score, results[0].score);
+  // Rules without match.similar are found by search too (fact-checkers look for any
+  // claim), though check() only matches them through their own matchers.
+  assert.equal(engine.search('5G networks spread COVID-19', 1)[0].ruleId, '5g-covid');
+  engine.dispose();
+});
+
+test('search finds German claims and bounds k; bad k is an argument error', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  assert.equal(engine.search('Machen Corona-Impfstoffe Frauen unfruchtbar?', 1)[0].ruleId,
+    'impfung-unfruchtbar');
+  assert.deepEqual(engine.search('vaccines autism', 0), []);
+  assert.deepEqual(engine.search('zzzz qqqq', 5), []);
+  assert.ok(engine.search('the virus and vaccines and 5G').length <= 10);  // default k
+  throwsKind(() => engine.search('x', -1), 'argument');
+  throwsKind(() => engine.search('x', 1.5), 'argument');
+  throwsKind(() => engine.search(42, 1), 'argument');
+  engine.dispose();
+  throwsKind(() => engine.search('x', 1), 'disposed');
+});
+
+test('the policy carries the stance caps', async () => {
+  const engine = await createEngine();
+  assert.deepEqual(engine.getPolicy().stances, { debunks: 'none', repeats: 'hide', unclear: 'label' });
+  engine.setPolicy({ stances: { debunks: 'label' } });
+  assert.equal(engine.getPolicy().stances.debunks, 'label');
+  throwsKind(() => engine.setPolicy({ stances: { agrees: 'none' } }), 'format', 'policy.stances.agrees');
   engine.dispose();
 });

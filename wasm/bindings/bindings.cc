@@ -9,6 +9,7 @@
 #include <emscripten/heap.h>
 #include <malloc.h>
 
+#include <cmath>
 #include <string>
 
 #include "factlens/engine.h"
@@ -149,6 +150,28 @@ class EngineBinding {
     return out + "]";
   }
 
+  // Returns {"ok":true,"results":[{listId, ruleId, score, claim, rating, severity,
+  // review}]}, best first; `k` is clamped to [0, Engine::kMaxSearchResults].
+  std::string Search(const std::string& text, int k) const {
+    json results = json::array();
+    for (const SearchResult& r :
+         engine_.Search(text, k < 0 ? 0 : static_cast<size_t>(k))) {
+      results.push_back({{"listId", r.list_id},
+                         {"ruleId", r.rule->id},
+                         {"score", std::round(r.score * 10000) / 10000},
+                         {"claim", r.rule->claim},
+                         {"rating", RatingName(r.rule->rating)},
+                         {"severity", SeverityName(r.rule->severity)},
+                         {"review",
+                          {{"url", r.rule->review.url},
+                           {"title", r.rule->review.title},
+                           {"publisher", r.rule->review.publisher},
+                           {"date", r.rule->review.date}}}});
+    }
+    return json({{"ok", true}, {"results", std::move(results)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
   std::string SetPolicy(const std::string& policy_json) {
     Policy policy = DefaultPolicy();
     Status s = ParsePolicyJson(policy_json, &policy);
@@ -185,6 +208,7 @@ EMSCRIPTEN_BINDINGS(factlens) {
       .function("lists", &EngineBinding::Lists)
       .function("check", &EngineBinding::Check)
       .function("checkBatch", &EngineBinding::CheckBatch)
+      .function("search", &EngineBinding::Search)
       .function("setPolicy", &EngineBinding::SetPolicy)
       .function("policy", &EngineBinding::GetPolicy);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "eval.h"
 #include "factlens/engine.h"
 #include "factlens/normalize.h"
 #include "io.h"
@@ -39,6 +40,7 @@ const char kUsage[] =
     "  sign     sign a file (a rule list) as minisign -S does\n"
     "  verify   verify a signed file as minisign -V does, and a list's lifecycle\n"
     "  rotate   announce a publisher's new key, signed by the old one\n"
+    "  eval     claim retrieval figures on CLEF CheckThat! files (MAP@k, recall)\n"
     "  help     show help for a command (factlens help check)\n"
     "  version  print the version\n";
 
@@ -289,7 +291,7 @@ const Command kCommands[] = {
     {"sign", SignFiles, SignHelp},     {"verify", VerifyFile, VerifyHelp},
     {"rotate", Rotate, RotateHelp},    {"import", Import, ImportHelp},
     {"lint", Lint, LintHelp},          {"test", Test, TestHelp},
-    {"publish", Publish, PublishHelp},
+    {"publish", Publish, PublishHelp}, {"eval", Eval, EvalHelp},
 };
 
 int Main(int argc, char** argv) {

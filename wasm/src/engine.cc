@@ -5,6 +5,7 @@
 #include <ctime>
 #include <utility>
 
+#include "factlens/stance.h"
 #include "factlens/verify.h"
 
 namespace factlens {
@@ -132,7 +133,7 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
   }
   out.info = li;
   out.rule_count = list.rules.size();
-  s = CompiledList::Compile(std::move(list), &loaded->compiled);
+  s = CompiledList::Compile(std::move(list), &loaded->compiled, options.similar);
   if (!s.ok()) return s;
   // Only now, with everything checked and compiled, does the engine change.
   if (info != nullptr) *info = out;
@@ -168,13 +169,49 @@ std::vector<LoadedListInfo> Engine::Lists() const {
   return out;
 }
 
-Verdict Engine::Check(std::string_view text, const CheckContext& context) const {
-  if (text.size() > kMaxPostBytes) {
-    // Cut at a character boundary so the tail is not a broken sequence.
-    size_t cut = kMaxPostBytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    text = text.substr(0, cut);
+namespace {
+
+// Returns `text` cut to Engine::kMaxPostBytes at a character boundary, so the tail
+// is not a broken sequence.
+std::string_view Truncated(std::string_view text) {
+  if (text.size() <= Engine::kMaxPostBytes) return text;
+  size_t cut = Engine::kMaxPostBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
+}  // namespace
+
+std::vector<SearchResult> Engine::Search(std::string_view text, size_t k,
+                                         const std::vector<std::string>& withheld) const {
+  text = Truncated(text);
+  k = std::min(k, kMaxSearchResults);
+  std::vector<SearchResult> out;
+  if (lists_.empty() || k == 0) return out;
+  NormalizedText post = Normalize(text);
+  for (const auto& l : lists_) {
+    const std::vector<Rule>& rules = l->compiled->list().rules;
+    std::vector<uint32_t> held;
+    if (!withheld.empty()) {
+      for (uint32_t r = 0; r < rules.size(); ++r) {
+        if (std::find(withheld.begin(), withheld.end(), rules[r].id) != withheld.end())
+          held.push_back(r);
+      }
+    }
+    for (const SimilarHit& hit : l->compiled->Search(post, k, held)) {
+      out.push_back({l->info.info.id, &rules[hit.rule_index], hit.score, hit.features});
+    }
   }
+  // Stable: equal scores keep load order, then rule order.
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const SearchResult& a, const SearchResult& b) { return a.score > b.score; });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+Verdict Engine::Check(std::string_view text, const CheckContext& context) const {
+  text = Truncated(text);
   std::vector<ExplainedMatch> explained;
   if (!lists_.empty()) {
     NormalizedText post = Normalize(text);
@@ -186,6 +223,7 @@ Verdict Engine::Check(std::string_view text, const CheckContext& context) const 
         e.kind = m.kind;
         e.score = m.score;
         e.spans = std::move(m.spans);
+        e.stance = DetectStance(text, post, e.spans, *e.rule);
         explained.push_back(std::move(e));
       }
     }

@@ -7,7 +7,8 @@
 //    index, then checked for `none` terms and the `within` proximity window;
 //  - urls: canonical page URLs and domains in hash maps, looked up for each URL
 //    the normaliser found in the post (and each parent domain of its host).
-// The similarity matcher (match.similar) will be a fourth member of Matchers.
+//  - similar: a SimilarIndex (similar.h) over all rules' claims; its hits at or above
+//    the calibrated threshold become kSimilar matches for rules with match.similar.
 #include "factlens/match.h"
 
 #include <algorithm>
@@ -204,12 +205,15 @@ struct CompiledList::Matchers {
   std::vector<CompiledKeywordSet> keyword_sets;
   std::unordered_map<std::string, std::vector<uint32_t>> pages;    // canonical URL
   std::unordered_map<std::string, std::vector<uint32_t>> domains;  // host, no www.
+  std::unique_ptr<SimilarIndex> similar;
+  bool any_similar = false;  // some rule has match.similar
 };
 
 CompiledList::CompiledList() : matchers_(std::make_unique<Matchers>()) {}
 CompiledList::~CompiledList() = default;
 
-Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out) {
+Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out,
+                             const SimilarOptions& similar) {
   std::unique_ptr<CompiledList> compiled(new CompiledList());
   Matchers& m = *compiled->matchers_;
   re2::RE2::Options options;
@@ -268,6 +272,20 @@ Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out) 
       }
     }
   }
+  std::vector<SimilarDoc> docs(list.rules.size());
+  for (uint32_t r = 0; r < list.rules.size(); ++r) {
+    const Rule& rule = list.rules[r];
+    SimilarDoc& doc = docs[r];
+    doc.rule_index = r;
+    doc.phrasings.push_back(rule.claim);
+    for (const std::string& p : rule.similar) {
+      if (p != rule.claim) doc.phrasings.push_back(p);
+    }
+    doc.title = rule.review.title;
+    m.any_similar = m.any_similar || !rule.similar.empty();
+    doc.languages = rule.languages;
+  }
+  m.similar = SimilarIndex::Build(docs, similar);
   compiled->list_ = std::move(list);
   *out = std::move(compiled);
   return Status::Ok();
@@ -362,6 +380,16 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
     }
   }
 
+  // Claim similarity, for the rules that asked for it.
+  std::vector<SimilarHit> hits;
+  if (m.any_similar) hits = m.similar->Search(post, kSimilarMatches);
+  for (const SimilarHit& hit : hits) {
+    if (hit.score < SimilarIndex::kDefaultThreshold) break;
+    if (list_.rules[hit.rule_index].similar.empty()) continue;
+    out.push_back({hit.rule_index, MatchKind::kSimilar, hit.score,
+                   m.similar->Spans(post, hit.rule_index)});
+  }
+
   // One match per rule and kind (several patterns or URLs of one rule merge).
   std::sort(out.begin(), out.end(), [](const RuleMatch& a, const RuleMatch& b) {
     return a.rule_index != b.rule_index ? a.rule_index < b.rule_index : a.kind < b.kind;
@@ -390,6 +418,11 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
                       match.spans.end());
   }
   return merged;
+}
+
+std::vector<SimilarHit> CompiledList::Search(
+    const NormalizedText& post, size_t k, const std::vector<uint32_t>& withheld) const {
+  return matchers_->similar->Search(post, k, withheld);
 }
 
 }  // namespace factlens

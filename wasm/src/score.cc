@@ -45,18 +45,6 @@ bool ParseAction(std::string_view name, Action* out) {
   return false;
 }
 
-const char* StanceName(Stance stance) {
-  switch (stance) {
-    case Stance::kRepeats:
-      return "repeats";
-    case Stance::kDebunks:
-      return "debunks";
-    case Stance::kUnclear:
-      return "unclear";
-  }
-  return "unclear";
-}
-
 Policy DefaultPolicy() {
   Policy p;
   p.by_rating[static_cast<int>(Rating::kFalse)] = Action::kDemote;
@@ -69,6 +57,9 @@ Policy DefaultPolicy() {
   p.by_severity[static_cast<int>(Severity::kMedium)] = Action::kNone;
   p.by_severity[static_cast<int>(Severity::kHigh)] = Action::kNone;
   p.by_severity[static_cast<int>(Severity::kCritical)] = Action::kHide;
+  p.max_by_stance[static_cast<int>(Stance::kRepeats)] = Action::kHide;
+  p.max_by_stance[static_cast<int>(Stance::kDebunks)] = Action::kNone;
+  p.max_by_stance[static_cast<int>(Stance::kUnclear)] = Action::kLabel;
   return p;
 }
 
@@ -107,6 +98,25 @@ Status ParsePolicyJson(std::string_view text, Policy* policy) {
           p.by_severity[static_cast<int>(sv)] = action;
         }
       }
+    } else if (key == "stances") {
+      if (!v.is_object())
+        return Status(ErrorKind::kFormat, "policy.stances: must be an object");
+      for (auto e = v.begin(); e != v.end(); ++e) {
+        std::string where = "policy.stances." + e.key();
+        Stance stance;
+        if (!ParseStance(e.key(), &stance)) {
+          return Status(ErrorKind::kFormat,
+                        where + ": unknown stance (repeats, debunks, unclear)");
+        }
+        Action action;
+        if (!e.value().is_string() ||
+            !ParseAction(e.value().get_ref<const std::string&>(), &action)) {
+          return Status(
+              ErrorKind::kFormat,
+              where + ": must be one of \"none\", \"label\", \"demote\", \"hide\"");
+        }
+        p.max_by_stance[static_cast<int>(stance)] = action;
+      }
     } else if (key == "severityOnlyInRegions") {
       if (!v.is_boolean()) {
         return Status(ErrorKind::kFormat,
@@ -136,6 +146,10 @@ std::string PolicyToJson(const Policy& policy) {
     j["severities"][SeverityName(static_cast<Severity>(i))] =
         ActionName(policy.by_severity[i]);
   }
+  for (int i = 0; i < kStanceCount; ++i) {
+    j["stances"][StanceName(static_cast<Stance>(i))] =
+        ActionName(policy.max_by_stance[i]);
+  }
   j["severityOnlyInRegions"] = policy.severity_only_in_regions;
   j["minScore"] = policy.min_score;
   return j.dump();
@@ -161,7 +175,10 @@ Verdict Decide(std::vector<ExplainedMatch> matches, const Policy& policy,
       std::remove_if(matches.begin(), matches.end(),
                      [&](const ExplainedMatch& m) { return m.score < policy.min_score; }),
       matches.end());
-  for (ExplainedMatch& m : matches) m.action = ActionFor(*m.rule, policy, context);
+  for (ExplainedMatch& m : matches) {
+    m.action = std::min(ActionFor(*m.rule, policy, context),
+                        policy.max_by_stance[static_cast<int>(m.stance)]);
+  }
   std::stable_sort(matches.begin(), matches.end(),
                    [](const ExplainedMatch& a, const ExplainedMatch& b) {
                      if (a.action != b.action) return a.action > b.action;

@@ -6,6 +6,7 @@
 #ifndef FACTLENS_ENGINE_H_
 #define FACTLENS_ENGINE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +38,15 @@ struct LoadOptions {
   std::string last_digest;          // ContentDigest of the bytes accepted as last_version
   std::optional<int64_t> now_unix;  // the clock for expiry checks (default: now)
   ParseLimits limits;
+  SimilarOptions similar;  // the similarity index's features (evaluation only)
+};
+
+// One claim found by Engine::Search.
+struct SearchResult {
+  std::string list_id;
+  const Rule* rule = nullptr;  // owned by the engine's loaded list
+  double score = 0;            // SimilarHit::score, comparable across lists
+  std::array<double, kSimilarFeatureCount> features{};  // SimilarHit::features
 };
 
 struct LoadedListInfo {
@@ -91,7 +101,15 @@ class Engine {
   // kMaxPostBytes are checked on their first kMaxPostBytes.
   Verdict Check(std::string_view text, const CheckContext& context) const;
 
+  // Returns the at most `k` claims of all loaded lists most similar to `text`, best
+  // first (ties by load order, then rule order), with the ranking Check uses for
+  // kSimilar matches. Rules whose id is in `withheld` are left out (evaluation:
+  // "what if the list lacked the right claim?").
+  std::vector<SearchResult> Search(std::string_view text, size_t k,
+                                   const std::vector<std::string>& withheld = {}) const;
+
   static constexpr size_t kMaxPostBytes = 1u << 20;
+  static constexpr size_t kMaxSearchResults = 1000;
 
  private:
   struct Loaded;

@@ -2,7 +2,9 @@
 //
 // A CompiledList holds the matchers for one RuleList: RE2 patterns, keyword sets
 // with a proximity window, and debunked URLs / domains, all over normalised text
-// (normalize.h). Claim similarity (match.similar) plugs in as one more matcher kind.
+// (normalize.h), and a similarity index (similar.h) over every rule's claim, its
+// match.similar phrasings and its fact-check title. Every rule can be found by
+// Search; only rules with match.similar yield kSimilar matches.
 #ifndef FACTLENS_MATCH_H_
 #define FACTLENS_MATCH_H_
 
@@ -13,6 +15,7 @@
 
 #include "factlens/list.h"
 #include "factlens/normalize.h"
+#include "factlens/similar.h"
 #include "factlens/status.h"
 
 namespace factlens {
@@ -38,11 +41,21 @@ class CompiledList {
 
   // Compiles the matchers of `list` into *out. Returns kFormat naming the rule
   // and field if a pattern cannot be compiled (e.g. exceeds RE2's memory budget).
-  static Status Compile(RuleList list, std::unique_ptr<CompiledList>* out);
+  // `similar` chooses the similarity index's features (evaluation only).
+  static Status Compile(RuleList list, std::unique_ptr<CompiledList>* out,
+                        const SimilarOptions& similar = {});
 
   // Returns the matches of the post `post` (already normalised), at most one per
   // rule and kind, ordered by rule index then kind.
   std::vector<RuleMatch> Match(const NormalizedText& post) const;
+
+  // Returns the at most `k` rules whose claims are most similar to `post`, best
+  // first, leaving out the rule indices in `withheld` (sorted). Match() yields a
+  // kSimilar match for a rule with match.similar when its score here reaches
+  // SimilarIndex::kDefaultThreshold among the best kSimilarMatches.
+  std::vector<SimilarHit> Search(const NormalizedText& post, size_t k,
+                                 const std::vector<uint32_t>& withheld = {}) const;
+  static constexpr size_t kSimilarMatches = 5;
 
   const RuleList& list() const { return list_; }
 

@@ -14,6 +14,7 @@
 
 #include "factlens/list.h"
 #include "factlens/match.h"
+#include "factlens/stance.h"
 #include "factlens/status.h"
 
 namespace factlens {
@@ -22,9 +23,6 @@ namespace factlens {
 enum class Action { kNone, kLabel, kDemote, kHide };
 const char* ActionName(Action action);
 bool ParseAction(std::string_view name, Action* out);
-
-enum class Stance { kRepeats, kDebunks, kUnclear };
-const char* StanceName(Stance stance);
 
 struct Policy {
   Action by_rating[kRatingCount];
@@ -36,13 +34,17 @@ struct Policy {
   bool severity_only_in_regions = false;
   // Matches scoring below this are ignored.
   double min_score = 0;
+  // The most a match may get by its stance (stance.h): a post that debunks a claim
+  // is not acted on by default, one whose stance is unclear only labelled.
+  Action max_by_stance[kStanceCount];
 };
 
 // Returns the default policy described above.
 Policy DefaultPolicy();
 
 // Parses a policy given as JSON, e.g. {"ratings":{"satire":"none"},
-// "severities":{"critical":"demote"}, "severityOnlyInRegions":true, "minScore":0.5}.
+// "severities":{"critical":"demote"}, "severityOnlyInRegions":true, "minScore":0.5,
+// "stances":{"debunks":"none","unclear":"label"}}.
 // Fields not given keep their values in *policy. Returns kFormat naming the field.
 Status ParsePolicyJson(std::string_view json, Policy* policy);
 // Returns `policy` as JSON in the shape ParsePolicyJson reads.
@@ -59,7 +61,8 @@ struct ExplainedMatch {
   MatchKind kind = MatchKind::kPattern;
   double score = 0;
   Action action = Action::kNone;
-  Stance stance = Stance::kUnclear;
+  // Without evidence of refutation (stance.h) a match repeats the claim.
+  Stance stance = Stance::kRepeats;
   std::vector<ByteRange> spans;  // original bytes
 };
 
@@ -71,12 +74,14 @@ struct Verdict {
   std::vector<ExplainedMatch> matches;  // strongest first
 };
 
-// Returns the action `policy` gives a match of `rule` in `context`.
+// Returns the action `policy` gives a match of `rule` in `context`, before its
+// stance caps it.
 Action ActionFor(const Rule& rule, const Policy& policy, const CheckContext& context);
 
 // Returns the verdict for `matches`: drops those under policy.min_score, sets each
-// match's action, orders them strongest first (action, then severity, then score)
-// and takes the verdict's action, rating, severity and score from the first.
+// match's action (ActionFor, capped by policy.max_by_stance[stance]), orders them
+// strongest first (action, then severity, then score) and takes the verdict's action,
+// rating, severity and score from the first.
 Verdict Decide(std::vector<ExplainedMatch> matches, const Policy& policy,
                const CheckContext& context);
 

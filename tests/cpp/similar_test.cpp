@@ -1,0 +1,166 @@
+// Tests of the similar component: each ranking feature on hand-written claims.
+#include "factlens/similar.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace factlens {
+namespace {
+
+SimilarDoc Doc(uint32_t rule, std::vector<std::string> phrasings, std::string title = "",
+               std::vector<std::string> languages = {}) {
+  SimilarDoc d;
+  d.rule_index = rule;
+  d.phrasings = std::move(phrasings);
+  d.title = std::move(title);
+  d.languages = std::move(languages);
+  return d;
+}
+
+// A list where each claim competes with near neighbours sharing some words.
+std::vector<SimilarDoc> Claims() {
+  return {
+      Doc(0, {"Vaccines cause autism in children."}),
+      Doc(1, {"Children should get vaccines before school."}),
+      Doc(2, {"5G towers spread the coronavirus."}, "Do 5G networks spread COVID-19?"),
+      Doc(3, {"The coronavirus was made in a laboratory."}),
+      Doc(4, {"Drinking bleach cures the coronavirus."}),
+      Doc(5, {"Die Corona-Impfung macht unfruchtbar."}, "", {"de"}),
+  };
+}
+
+uint32_t Top(const SimilarIndex& index, const std::string& post) {
+  auto hits = index.Search(Normalize(post), 3);
+  REQUIRE_FALSE(hits.empty());
+  return hits[0].rule_index;
+}
+
+double ScoreOf(const SimilarIndex& index, const std::string& post, uint32_t rule) {
+  for (const SimilarHit& h : index.Search(Normalize(post), 10)) {
+    if (h.rule_index == rule) return h.score;
+  }
+  return 0;
+}
+
+TEST_CASE("similar: Snowball stems English and German words", "[similar]") {
+  CHECK(StemWord("spreading", "en") == "spread");
+  CHECK(StemWord("vaccines", "en") == StemWord("vaccine", "en"));
+  CHECK(StemWord("impfungen", "de") == StemWord("impfung", "de"));
+  CHECK(StemWord("unknownlang", "xx") == "unknownlang");
+}
+
+TEST_CASE("similar: stemming finds a claim in other word forms", "[similar]") {
+  SimilarOptions with, without;
+  without.stemming = false;
+  auto stemmed = SimilarIndex::Build(Claims(), with);
+  auto plain = SimilarIndex::Build(Claims(), without);
+  const std::string post = "vaccine causing autism??";
+  CHECK(Top(*stemmed, post) == 0);
+  CHECK(ScoreOf(*stemmed, post, 0) > ScoreOf(*plain, post, 0));
+}
+
+TEST_CASE("similar: stop words are per language and do not count", "[similar]") {
+  CHECK(IsStopWord("the", "en"));
+  CHECK(IsStopWord("die", "de"));
+  CHECK_FALSE(IsStopWord("die", "en"));  // "people will die" is content in English
+  CHECK_FALSE(IsStopWord("war", "en"));
+  auto index = SimilarIndex::Build(Claims());
+  // Only function words in common with claim 0: no hit at all.
+  CHECK(index->Search(Normalize("in the before should"), 5).empty());
+}
+
+TEST_CASE("similar: word bigrams prefer the claim whose word order the post keeps",
+          "[similar]") {
+  std::vector<SimilarDoc> docs = {Doc(0, {"dogs bite children"}),
+                                  Doc(1, {"children bite dogs"})};
+  SimilarOptions options;
+  options.rerank = false;  // look at the first stage, where bigrams are a field
+  auto index = SimilarIndex::Build(docs, options);
+  auto hits = index->Search(Normalize("my dogs bite children sometimes"), 2);
+  REQUIRE(hits.size() == 2);
+  CHECK(hits[0].rule_index == 0);
+  CHECK(hits[0].score > hits[1].score);
+  CHECK(hits[0].features[5] == Approx(1.0));  // every bigram of claim 0 is there
+  CHECK(hits[1].features[5] == Approx(0.0));
+}
+
+TEST_CASE("similar: character grams find misspellings and compounds", "[similar]") {
+  SimilarOptions with, without;
+  without.char_ngrams = false;
+  auto grams = SimilarIndex::Build(Claims(), with);
+  auto words = SimilarIndex::Build(Claims(), without);
+  // "coronavirusss" and "#5Gtowers" share no whole word with claim 2.
+  const std::string post = "#5Gtowers spreadin the coronavirusss";
+  auto hits = grams->Search(Normalize(post), 3);
+  REQUIRE_FALSE(hits.empty());
+  CHECK(hits[0].rule_index == 2);
+  CHECK(hits[0].features[6] > 0.3);
+  CHECK(ScoreOf(*grams, post, 2) > ScoreOf(*words, post, 2));
+}
+
+TEST_CASE("similar: the title is a field of its own", "[similar]") {
+  SimilarOptions with, without;
+  without.title_field = false;
+  auto titled = SimilarIndex::Build(Claims(), with);
+  auto untitled = SimilarIndex::Build(Claims(), without);
+  // "networks" and "covid" are only in claim 2's title.
+  const std::string post = "networks spreading covid 19";
+  CHECK(Top(*titled, post) == 2);
+  CHECK(ScoreOf(*titled, post, 2) > ScoreOf(*untitled, post, 2));
+}
+
+TEST_CASE("similar: phrasings are matched each on its own", "[similar]") {
+  std::vector<SimilarDoc> docs = Claims();
+  docs[4].phrasings.push_back("Gargling with disinfectant kills COVID");
+  auto index = SimilarIndex::Build(docs);
+  auto hits = index->Search(Normalize("gargling with disinfectant kills covid"), 1);
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].rule_index == 4);
+  CHECK(hits[0].features[1] == Approx(1.0));  // one phrasing fully covered
+}
+
+TEST_CASE("similar: German claims are stemmed in German", "[similar]") {
+  auto index = SimilarIndex::Build(Claims());
+  CHECK(Top(*index, "Corona Impfungen machen Frauen unfruchtbar") == 5);
+}
+
+TEST_CASE("similar: the score is a probability that ranks the right claim first",
+          "[similar]") {
+  auto index = SimilarIndex::Build(Claims());
+  double right = ScoreOf(*index, "BREAKING: vaccines cause autism in children!!", 0);
+  double wrong = ScoreOf(*index, "BREAKING: vaccines cause autism in children!!", 1);
+  CHECK(right > 0);
+  CHECK(right < 1);
+  CHECK(right > wrong);
+  // A repetition of the claim scores above the default threshold; a post on
+  // another subject that shares one word does not reach it.
+  CHECK(right >= SimilarIndex::kDefaultThreshold);
+  CHECK(ScoreOf(*index, "my children love school", 1) < SimilarIndex::kDefaultThreshold);
+}
+
+TEST_CASE("similar: withheld rules are left out and k bounds the hits", "[similar]") {
+  auto index = SimilarIndex::Build(Claims());
+  NormalizedText post = Normalize("the coronavirus spread by 5G towers, made in a lab");
+  auto all = index->Search(post, 10);
+  REQUIRE(all.size() >= 2);
+  auto without = index->Search(post, 10, {all[0].rule_index});
+  for (const SimilarHit& h : without) CHECK(h.rule_index != all[0].rule_index);
+  CHECK(index->Search(post, 1).size() == 1);
+  CHECK(index->Search(post, 0).empty());
+  CHECK(SimilarIndex::Build({})->Search(post, 5).empty());
+}
+
+TEST_CASE("similar: spans cover the post's words that the claim has", "[similar]") {
+  auto index = SimilarIndex::Build(Claims());
+  std::string text = "OMG: 5G towers really spread the coronavirus, share!";
+  auto spans = index->Spans(Normalize(text), 2);
+  // "really" is not the claim's: it splits the runs; "the" (a stop word) does not.
+  REQUIRE(spans.size() == 2);
+  CHECK(text.substr(spans[0].begin, spans[0].end - spans[0].begin) == "5G towers");
+  CHECK(text.substr(spans[1].begin, spans[1].end - spans[1].begin) ==
+        "spread the coronavirus");
+}
+
+}  // namespace
+}  // namespace factlens
