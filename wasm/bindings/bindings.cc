@@ -6,6 +6,8 @@
 // Results of fallible calls are {"ok":true,...} or {"ok":false,"kind","message"};
 // web/index.js turns the latter into a thrown FactlensError.
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
+#include <malloc.h>
 
 #include <string>
 
@@ -73,18 +75,60 @@ CheckContext ContextFromJson(const std::string& text) {
 class EngineBinding {
  public:
   std::string LoadList(const std::string& text, const std::string& options_json) {
-    json o = json::parse(options_json, nullptr, false);
-    if (!o.is_object())
-      return StatusJson(Status(ErrorKind::kFormat, "options: not an object"));
     LoadOptions options;
+    Status s = ReadLoadOptions(options_json, &options);
+    if (!s.ok()) return StatusJson(s);
+    LoadedListInfo info;
+    s = engine_.LoadList(text, options, &info);
+    if (!s.ok()) return StatusJson(s);
+    return json({{"ok", true}, {"info", InfoJson(info)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
+  // `bytes` arrives from a Uint8Array (Embind copies it into the string).
+  std::string LoadCompiled(const std::string& bytes, const std::string& options_json) {
+    LoadOptions options;
+    Status s = ReadLoadOptions(options_json, &options);
+    if (!s.ok()) return StatusJson(s);
+    LoadedListInfo info;
+    s = engine_.LoadCompiled(bytes, options, &info);
+    if (!s.ok()) return StatusJson(s);
+    return json({{"ok", true}, {"info", InfoJson(info)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
+  // Keeps the compiled form of `id` for ExportedBytes (a status JSON result).
+  std::string ExportCompiled(const std::string& id) {
+    std::string().swap(exported_);
+    return StatusJson(engine_.ExportCompiled(id, &exported_));
+  }
+
+  // Returns a view of the last export's bytes in wasm memory; the JS wrapper
+  // copies it at once (the view dies when memory grows), then calls ClearExport.
+  emscripten::val ExportedBytes() const {
+    return emscripten::val(emscripten::typed_memory_view(
+        exported_.size(), reinterpret_cast<const unsigned char*>(exported_.data())));
+  }
+  void ClearExport() { std::string().swap(exported_); }
+
+  // Returns {"heapBytes": bytes in use by malloc} (benchmarks).
+  std::string MemoryStats() const {
+    struct mallinfo mi = mallinfo();
+    return json({{"heapBytes", mi.uordblks}}).dump();
+  }
+
+ private:
+  static Status ReadLoadOptions(const std::string& options_json, LoadOptions* out) {
+    json o = json::parse(options_json, nullptr, false);
+    if (!o.is_object()) return Status(ErrorKind::kFormat, "options: not an object");
+    LoadOptions& options = *out;
     // Type-checked reads: a wrong type must be an error, never an abort.
     auto flag = o.find("allowUnsigned");
     options.allow_unsigned = flag != o.end() && flag->is_boolean() && flag->get<bool>();
     if (!OptionalString(o, "signature", &options.signature) ||
         !OptionalString(o, "publicKey", &options.public_key) ||
         !OptionalString(o, "lastDigest", &options.last_digest)) {
-      return StatusJson(
-          Status(ErrorKind::kFormat, "options: a string field has another type"));
+      return Status(ErrorKind::kFormat, "options: a string field has another type");
     }
     auto last = o.find("lastVersion");
     if (last != o.end() && last->is_number_integer()) {
@@ -99,19 +143,20 @@ class EngineBinding {
         RotationProof proof;
         if (!r.is_object() || !OptionalString(r, "statement", &proof.statement) ||
             !OptionalString(r, "signature", &proof.signature)) {
-          return StatusJson(Status(ErrorKind::kFormat,
-                                   "options.rotations: expected {statement, signature}"));
+          return Status(ErrorKind::kFormat,
+                        "options.rotations: expected {statement, signature}");
         }
         options.rotations.push_back(std::move(proof));
       }
     }
-    LoadedListInfo info;
-    Status s = engine_.LoadList(text, options, &info);
-    if (!s.ok()) return StatusJson(s);
-    return json({{"ok", true}, {"info", InfoJson(info)}})
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    auto prefilter = o.find("prefilter");
+    if (prefilter != o.end() && prefilter->is_boolean()) {
+      options.use_prefilter = prefilter->get<bool>();
+    }
+    return Status::Ok();
   }
 
+ public:
   std::string UnloadList(const std::string& id) {
     return StatusJson(engine_.UnloadList(id));
   }
@@ -158,6 +203,7 @@ class EngineBinding {
 
  private:
   Engine engine_;
+  std::string exported_;
 };
 
 }  // namespace
@@ -168,6 +214,11 @@ EMSCRIPTEN_BINDINGS(factlens) {
   emscripten::class_<EngineBinding>("Engine")
       .constructor<>()
       .function("loadList", &EngineBinding::LoadList)
+      .function("loadCompiled", &EngineBinding::LoadCompiled)
+      .function("exportCompiled", &EngineBinding::ExportCompiled)
+      .function("exportedBytes", &EngineBinding::ExportedBytes)
+      .function("clearExport", &EngineBinding::ClearExport)
+      .function("memoryStats", &EngineBinding::MemoryStats)
       .function("unloadList", &EngineBinding::UnloadList)
       .function("lists", &EngineBinding::Lists)
       .function("check", &EngineBinding::Check)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.h"
 #include "factlens/engine.h"
 #include "io.h"
 #include "keys.h"
@@ -25,11 +26,13 @@ const char kUsage[] =
     "usage: factlens <command> [options]\n"
     "\n"
     "commands:\n"
+    "  bench    time the engine on a list and posts (npm run bench)\n"
     "  check    check posts against a rule list, print verdicts\n"
     "  keygen   create a minisign-compatible key pair\n"
     "  sign     sign a file (a rule list) as minisign -S does\n"
     "  verify   verify a signed file as minisign -V does, and a list's lifecycle\n"
     "  rotate   announce a publisher's new key, signed by the old one\n"
+    "  compile  write a list's compiled form (restored without parsing)\n"
     "  help     show help for a command (factlens help check)\n"
     "  version  print the version\n";
 
@@ -216,7 +219,8 @@ const char* CheckHelp() { return kCheckHelp; }
 const Command kCommands[] = {
     {"check", Check, CheckHelp},    {"keygen", Keygen, KeygenHelp},
     {"sign", SignFiles, SignHelp},  {"verify", VerifyFile, VerifyHelp},
-    {"rotate", Rotate, RotateHelp},
+    {"rotate", Rotate, RotateHelp}, {"compile", Compile, CompileHelp},
+    {"bench", Bench, BenchHelp},
 };
 
 int Main(int argc, char** argv) {
