@@ -62,6 +62,8 @@ export interface LoadOptions {
   now?: Date | number;
   /** Load an unsigned draft. Authoring tools only; never for lists readers act on. */
   allowUnsigned?: boolean;
+  /** false checks every rule against every post (tests and benchmarks only). */
+  prefilter?: boolean;
 }
 
 export interface CheckContext {
@@ -137,6 +139,21 @@ export interface MemoryStats {
 
 export interface Engine {
   loadList(listText: string, options?: LoadOptions): ListInfo;
+  /**
+   * The compiled form of a loaded list (format version + checksum), to keep in
+   * the reader's own storage (IndexedDB) and restore with loadCompiled().
+   * It is a cache of a list this engine accepted, not a signed artefact.
+   */
+  exportCompiled(listId: string): Uint8Array;
+  /**
+   * Restores a list from exportCompiled() bytes, without parsing or compiling it
+   * again. Only pass bytes from your own storage. lastVersion (rollback) and
+   * allowUnsigned apply as to loadList; damaged or other-version bytes throw
+   * FactlensError with kind 'format'.
+   */
+  loadCompiled(bytes: Uint8Array, options?: LoadOptions): ListInfo;
+  /** Bytes the engine has allocated, and the wasm memory's size (its peak). */
+  memoryStats(): { heapBytes: number; memoryBytes: number };
   unloadList(listId: string): void;
   lists(now?: Date | number): ListInfo[];
   check(text: string, context?: CheckContext): Verdict;

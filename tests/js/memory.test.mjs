@@ -12,6 +12,11 @@ const posts = readFileSync(new URL('../../rules/examples/demo-posts.txt', import
   .split('\n').filter(Boolean);
 const broken = list.replace('(pill|pills', '(pill|pills(');  // an RE2 compile error
 const withVersion = (v) => list.replace('"version": 1', `"version": ${v}`);
+// RE2 programs are shared across lists through one process-wide registry whose hash
+// table keeps its bucket array between uses: its size may move by a few words, once,
+// never per cycle. A leaked list costs over 10 KB per cycle; 256 bytes of slack over
+// 150-200 cycles cannot hide one.
+const kSlack = 256;
 
 async function cycle() {
   const engine = await createEngine();
@@ -27,14 +32,14 @@ test('createEngine/loadList/check/dispose cycles leave the wasm heap where it st
   for (let i = 0; i < 200; i++) await cycle();
   const after = probe.memoryStats().bytesInUse;
   console.log(`# heap in use: ${before} bytes before, ${after} after 200 engine cycles`);
-  assert.equal(after, before);
+  assert.ok(Math.abs(after - before) <= kSlack, `${before} -> ${after}`);
   // The measure itself sees an engine that was not disposed, so the test can fail.
   const kept = await createEngine();
   kept.loadList(list, { allowUnsigned: true });
   assert.ok(probe.memoryStats().bytesInUse > before + 10000,
     'a loaded list must show in bytesInUse');
   kept.dispose();
-  assert.equal(probe.memoryStats().bytesInUse, before);
+  assert.ok(Math.abs(probe.memoryStats().bytesInUse - before) <= kSlack);
   probe.dispose();
 });
 
@@ -55,6 +60,6 @@ test('reloading, replacing, refusing and unloading lists on one engine frees eve
   engine.unloadList('factlens-demo');
   const after = engine.memoryStats().bytesInUse;
   console.log(`# heap in use: ${before} bytes before, ${after} after 150 load/replace/refuse cycles`);
-  assert.equal(after, before);
+  assert.ok(Math.abs(after - before) <= kSlack, `${before} -> ${after}`);
   engine.dispose();
 });

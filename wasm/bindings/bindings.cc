@@ -7,6 +7,7 @@
 // web/index.js turns the latter into a thrown FactlensError.
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
+#include <emscripten/val.h>
 #include <malloc.h>
 
 #include <cmath>
@@ -76,18 +77,54 @@ CheckContext ContextFromJson(const std::string& text) {
 class EngineBinding {
  public:
   std::string LoadList(const std::string& text, const std::string& options_json) {
-    json o = json::parse(options_json, nullptr, false);
-    if (!o.is_object())
-      return StatusJson(Status(ErrorKind::kFormat, "options: not an object"));
     LoadOptions options;
+    Status s = ReadLoadOptions(options_json, &options);
+    if (!s.ok()) return StatusJson(s);
+    LoadedListInfo info;
+    s = engine_.LoadList(text, options, &info);
+    if (!s.ok()) return StatusJson(s);
+    return json({{"ok", true}, {"info", InfoJson(info)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
+  // `bytes` arrives from a Uint8Array (Embind copies it into the string).
+  std::string LoadCompiled(const std::string& bytes, const std::string& options_json) {
+    LoadOptions options;
+    Status s = ReadLoadOptions(options_json, &options);
+    if (!s.ok()) return StatusJson(s);
+    LoadedListInfo info;
+    s = engine_.LoadCompiled(bytes, options, &info);
+    if (!s.ok()) return StatusJson(s);
+    return json({{"ok", true}, {"info", InfoJson(info)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
+  // Keeps the compiled form of `id` for ExportedBytes (a status JSON result).
+  std::string ExportCompiled(const std::string& id) {
+    std::string().swap(exported_);
+    return StatusJson(engine_.ExportCompiled(id, &exported_));
+  }
+
+  // Returns a view of the last export's bytes in wasm memory; the JS wrapper
+  // copies it at once (the view dies when memory grows), then calls ClearExport.
+  emscripten::val ExportedBytes() const {
+    return emscripten::val(emscripten::typed_memory_view(
+        exported_.size(), reinterpret_cast<const unsigned char*>(exported_.data())));
+  }
+  void ClearExport() { std::string().swap(exported_); }
+
+ private:
+  static Status ReadLoadOptions(const std::string& options_json, LoadOptions* out) {
+    json o = json::parse(options_json, nullptr, false);
+    if (!o.is_object()) return Status(ErrorKind::kFormat, "options: not an object");
+    LoadOptions& options = *out;
     // Type-checked reads: a wrong type must be an error, never an abort.
     auto flag = o.find("allowUnsigned");
     options.allow_unsigned = flag != o.end() && flag->is_boolean() && flag->get<bool>();
     if (!OptionalString(o, "signature", &options.signature) ||
         !OptionalString(o, "publicKey", &options.public_key) ||
         !OptionalString(o, "lastDigest", &options.last_digest)) {
-      return StatusJson(
-          Status(ErrorKind::kFormat, "options: a string field has another type"));
+      return Status(ErrorKind::kFormat, "options: a string field has another type");
     }
     auto last = o.find("lastVersion");
     if (last != o.end() && last->is_number_integer()) {
@@ -102,19 +139,20 @@ class EngineBinding {
         RotationProof proof;
         if (!r.is_object() || !OptionalString(r, "statement", &proof.statement) ||
             !OptionalString(r, "signature", &proof.signature)) {
-          return StatusJson(Status(ErrorKind::kFormat,
-                                   "options.rotations: expected {statement, signature}"));
+          return Status(ErrorKind::kFormat,
+                        "options.rotations: expected {statement, signature}");
         }
         options.rotations.push_back(std::move(proof));
       }
     }
-    LoadedListInfo info;
-    Status s = engine_.LoadList(text, options, &info);
-    if (!s.ok()) return StatusJson(s);
-    return json({{"ok", true}, {"info", InfoJson(info)}})
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    auto prefilter = o.find("prefilter");
+    if (prefilter != o.end() && prefilter->is_boolean()) {
+      options.use_prefilter = prefilter->get<bool>();
+    }
+    return Status::Ok();
   }
 
+ public:
   std::string UnloadList(const std::string& id) {
     return StatusJson(engine_.UnloadList(id));
   }
@@ -183,6 +221,7 @@ class EngineBinding {
 
  private:
   Engine engine_;
+  std::string exported_;
 };
 
 // Returns the module's heap figures as JSON: bytes malloc has handed out and not
@@ -204,6 +243,10 @@ EMSCRIPTEN_BINDINGS(factlens) {
   emscripten::class_<EngineBinding>("Engine")
       .constructor<>()
       .function("loadList", &EngineBinding::LoadList)
+      .function("loadCompiled", &EngineBinding::LoadCompiled)
+      .function("exportCompiled", &EngineBinding::ExportCompiled)
+      .function("exportedBytes", &EngineBinding::ExportedBytes)
+      .function("clearExport", &EngineBinding::ClearExport)
       .function("unloadList", &EngineBinding::UnloadList)
       .function("lists", &EngineBinding::Lists)
       .function("check", &EngineBinding::Check)

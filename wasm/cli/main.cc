@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.h"
 #include "eval.h"
 #include "factlens/engine.h"
 #include "factlens/normalize.h"
@@ -31,6 +32,7 @@ const char kUsage[] =
     "usage: factlens <command> [options]\n"
     "\n"
     "commands:\n"
+    "  bench    time the engine on a list and posts (npm run bench)\n"
     "  check    check posts against a rule list, print verdicts\n"
     "  import   ClaimReview / Fact Check Tools fact-checks in, a rule list out\n"
     "  lint     check a rule list for errors before it ships\n"
@@ -41,6 +43,7 @@ const char kUsage[] =
     "  verify   verify a signed file as minisign -V does, and a list's lifecycle\n"
     "  rotate   announce a publisher's new key, signed by the old one\n"
     "  eval     claim retrieval figures on CLEF CheckThat! files (MAP@k, recall)\n"
+    "  compile  write a list's compiled form (restored without parsing)\n"
     "  help     show help for a command (factlens help check)\n"
     "  version  print the version\n";
 
@@ -292,6 +295,7 @@ const Command kCommands[] = {
     {"rotate", Rotate, RotateHelp},    {"import", Import, ImportHelp},
     {"lint", Lint, LintHelp},          {"test", Test, TestHelp},
     {"publish", Publish, PublishHelp}, {"eval", Eval, EvalHelp},
+    {"compile", Compile, CompileHelp}, {"bench", Bench, BenchHelp},
 };
 
 int Main(int argc, char** argv) {

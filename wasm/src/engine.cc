@@ -2,9 +2,11 @@
 #include "factlens/engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <utility>
 
+#include "factlens/binary.h"
 #include "factlens/stance.h"
 #include "factlens/verify.h"
 
@@ -63,6 +65,42 @@ int64_t NowUnix(const LoadOptions& options) {
 
 }  // namespace
 
+Status Engine::CheckLifecycle(const LoadedListInfo& out,
+                              const LoadOptions& options) const {
+  const ListInfo& li = out.info;
+  if (li.expires_unix <= NowUnix(options)) {
+    return Status(ErrorKind::kExpired, "list \"" + li.id + "\" version " +
+                                           std::to_string(li.version) + " expired at " +
+                                           li.expires);
+  }
+  auto refuse_rollback = [&](int64_t known, const std::string& known_digest,
+                             const char* whose) -> Status {
+    if (li.version < known) {
+      return Status(ErrorKind::kRollback, "list.version: " + std::to_string(li.version) +
+                                              " is older than the version " + whose +
+                                              " (" + std::to_string(known) + ")");
+    }
+    if (li.version == known && !known_digest.empty() && known_digest != out.digest) {
+      return Status(ErrorKind::kRollback,
+                    "list.version: " + std::to_string(li.version) +
+                        " was already accepted with other content (a replayed or "
+                        "altered version; the publisher must raise the version)");
+    }
+    return Status::Ok();
+  };
+  if (options.last_version.has_value()) {
+    Status s =
+        refuse_rollback(*options.last_version, options.last_digest, "already accepted");
+    if (!s.ok()) return s;
+  }
+  auto same = std::find_if(lists_.begin(), lists_.end(),
+                           [&](const auto& l) { return l->info.info.id == li.id; });
+  if (same != lists_.end()) {
+    return refuse_rollback((*same)->info.info.version, (*same)->info.digest, "loaded");
+  }
+  return Status::Ok();
+}
+
 Status Engine::LoadList(std::string_view text, const LoadOptions& options,
                         LoadedListInfo* info) {
   // Size first: nothing below may hash or parse more than the limit allows.
@@ -100,40 +138,17 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
                                          "\" cannot vouch for list \"" + li.id + "\"");
     }
   }
-  if (li.expires_unix <= NowUnix(options)) {
-    return Status(ErrorKind::kExpired, "list \"" + li.id + "\" version " +
-                                           std::to_string(li.version) + " expired at " +
-                                           li.expires);
-  }
   out.digest = ContentDigest(text);
-  auto refuse_rollback = [&](int64_t known, const std::string& known_digest,
-                             const char* whose) -> Status {
-    if (li.version < known) {
-      return Status(ErrorKind::kRollback, "list.version: " + std::to_string(li.version) +
-                                              " is older than the version " + whose +
-                                              " (" + std::to_string(known) + ")");
-    }
-    if (li.version == known && !known_digest.empty() && known_digest != out.digest) {
-      return Status(ErrorKind::kRollback,
-                    "list.version: " + std::to_string(li.version) +
-                        " was already accepted with other content (a replayed or "
-                        "altered version; the publisher must raise the version)");
-    }
-    return Status::Ok();
-  };
-  if (options.last_version.has_value()) {
-    s = refuse_rollback(*options.last_version, options.last_digest, "already accepted");
-    if (!s.ok()) return s;
-  }
-  auto same = std::find_if(lists_.begin(), lists_.end(),
-                           [&](const auto& l) { return l->info.info.id == li.id; });
-  if (same != lists_.end()) {
-    s = refuse_rollback((*same)->info.info.version, (*same)->info.digest, "loaded");
-    if (!s.ok()) return s;
-  }
   out.info = li;
   out.rule_count = list.rules.size();
-  s = CompiledList::Compile(std::move(list), &loaded->compiled, options.similar);
+  s = CheckLifecycle(out, options);
+  if (!s.ok()) return s;
+  auto same = std::find_if(lists_.begin(), lists_.end(),
+                           [&](const auto& l) { return l->info.info.id == li.id; });
+  CompileOptions compile_options;
+  compile_options.use_prefilter = options.use_prefilter;
+  compile_options.similar = options.similar;
+  s = CompiledList::Compile(std::move(list), compile_options, &loaded->compiled);
   if (!s.ok()) return s;
   // Only now, with everything checked and compiled, does the engine change.
   if (info != nullptr) *info = out;
@@ -150,6 +165,140 @@ bool Engine::IsStale(std::string_view list_id, int64_t now_unix) const {
     if (l->info.info.id == list_id) return l->info.info.expires_unix <= now_unix;
   }
   return false;
+}
+
+namespace {
+
+constexpr char kMagic[4] = {'F', 'L', 'C', 'L'};
+constexpr uint32_t kLoadSection = SectionTag("LOAD");
+
+}  // namespace
+
+Status Engine::ExportCompiled(std::string_view list_id, std::string* out) const {
+  auto it = std::find_if(lists_.begin(), lists_.end(),
+                         [&](const auto& l) { return l->info.info.id == list_id; });
+  if (it == lists_.end()) {
+    return Status(ErrorKind::kNotFound,
+                  "no list \"" + std::string(list_id) + "\" is loaded");
+  }
+  CompiledSections sections;
+  (*it)->compiled->Export(&sections);
+  {
+    // How the engine accepted the list: what lists() reports and what rollback
+    // checks compare (the digest of the list text).
+    const LoadedListInfo& l = (*it)->info;
+    ByteWriter w;
+    w.U8(l.is_signed ? 1 : 0);
+    w.U64(l.rule_count);
+    w.Str(l.digest);
+    w.Str(l.key_id);
+    w.Str(l.public_key);
+    w.U8(l.key_rotated ? 1 : 0);
+    w.Str(l.trusted_comment);
+    sections[kLoadSection] = std::move(w.bytes());
+  }
+  ByteWriter w;
+  size_t total = 24;
+  for (const auto& [tag, bytes] : sections) total += 8 + bytes.size();
+  w.bytes().reserve(total);
+  w.bytes().append(kMagic, 4);
+  w.U32(kCompiledFormVersion);
+  w.U32(static_cast<uint32_t>(sections.size()));
+  for (auto& [tag, bytes] : sections) {
+    w.U32(tag);
+    w.U32(static_cast<uint32_t>(bytes.size()));
+    w.bytes().append(bytes);
+    std::string().swap(bytes);
+  }
+  w.U64(Checksum64(w.bytes()));
+  *out = std::move(w.bytes());
+  return Status::Ok();
+}
+
+Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
+                            LoadedListInfo* info) {
+  auto bad = [](const std::string& why) {
+    return Status(ErrorKind::kFormat, "compiled list: " + why);
+  };
+  if (bytes.size() < 20 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+    return bad("not a factlens compiled list (no \"FLCL\" header)");
+  }
+  ByteReader header(bytes.substr(4, 8));
+  const uint32_t version = header.U32();
+  const uint32_t count = header.U32();
+  if (version != kCompiledFormVersion) {
+    return bad("format version " + std::to_string(version) + ", this engine reads " +
+               std::to_string(kCompiledFormVersion) +
+               "; load the list text again and re-export");
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - 8);
+  ByteReader trailer(bytes.substr(bytes.size() - 8));
+  if (trailer.U64() != Checksum64(body)) {
+    return bad("checksum mismatch: the bytes are truncated or corrupted");
+  }
+  CompiledSections sections;
+  ByteReader r(body.substr(12));
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t tag = r.U32();
+    const uint32_t length = r.U32();
+    std::string_view payload;
+    if (!r.View(length, &payload))
+      return bad("section " + std::to_string(i) + " truncated");
+    if (!sections.emplace(tag, std::string(payload)).second) {
+      return bad("section " + std::to_string(i) + " repeated");
+    }
+  }
+  if (!r.ok() || !r.at_end()) return bad("bytes after the last section");
+  auto load = sections.find(kLoadSection);
+  if (load == sections.end()) return bad("section LOAD: missing");
+  auto loaded = std::make_unique<Loaded>();
+  LoadedListInfo& out = loaded->info;
+  ByteReader lr(load->second);
+  const bool was_signed = lr.U8() != 0;
+  const uint64_t rule_count = lr.U64();
+  lr.Str(&out.digest);
+  lr.Str(&out.key_id);
+  lr.Str(&out.public_key);
+  out.key_rotated = lr.U8() != 0;
+  lr.Str(&out.trusted_comment);
+  if (!lr.ok() || !lr.at_end()) return bad("section LOAD: malformed");
+  if (!was_signed && !options.allow_unsigned) {
+    return Status(ErrorKind::kSignature,
+                  "the compiled list was made from an unsigned list; only authoring "
+                  "tools may load unsigned lists (allowUnsigned)");
+  }
+  CompileOptions compile_options;
+  compile_options.use_prefilter = options.use_prefilter;
+  compile_options.similar = options.similar;
+  Status s = CompiledList::Import(sections, compile_options, &loaded->compiled);
+  if (!s.ok()) return s;
+  const ListInfo& list_info = loaded->compiled->list().info;
+  if (loaded->compiled->list().rules.size() != rule_count) {
+    return bad("section LOAD: rule count does not match section RULE");
+  }
+  out.info = list_info;
+  out.rule_count = rule_count;
+  out.is_signed = was_signed;
+  // The same lifecycle checks as for list text: expiry, and rollback against
+  // last_version/last_digest and against a version already loaded.
+  s = CheckLifecycle(out, options);
+  if (!s.ok()) return s;
+  if (info != nullptr) *info = out;
+  auto same = std::find_if(lists_.begin(), lists_.end(),
+                           [&](const auto& l) { return l->info.info.id == out.info.id; });
+  if (same != lists_.end()) {
+    *same = std::move(loaded);
+  } else {
+    lists_.push_back(std::move(loaded));
+  }
+  return Status::Ok();
+}
+
+const CompiledList* Engine::Compiled(std::string_view list_id) const {
+  for (const auto& l : lists_) {
+    if (l->info.info.id == list_id) return l->compiled.get();
+  }
+  return nullptr;
 }
 
 Status Engine::UnloadList(std::string_view list_id) {

@@ -9,16 +9,22 @@
 //    the normaliser found in the post (and each parent domain of its host).
 //  - similar: a SimilarIndex (similar.h) over all rules' claims; its hits at or above
 //    the calibrated threshold become kSimilar matches for rules with match.similar.
+// Patterns and keyword sets are "items" of the list's prefilter (prefilter.h):
+// only the items whose atoms occur in a post are evaluated.
 #include "factlens/match.h"
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
+#include "factlens/binary.h"
+#include "factlens/prefilter.h"
 #include "re2/re2.h"
+#include "re2/regexp.h"
 
 namespace factlens {
 namespace {
@@ -32,9 +38,75 @@ constexpr double kUrlScore = 1.0;
 constexpr double kDomainScore = 0.85;
 constexpr size_t kMaxSpansPerMatch = 8;
 
+// Above this many (estimated, upper-bound) instructions a pattern is compiled at
+// load, so that one over RE2's budget still fails the load; below it RE2 cannot
+// fail (its budget, 8 MB, allows tens of thousands), and compiling can wait.
+constexpr int64_t kCompileAtLoadInstructions = 4000;
+
+const re2::RE2::Options& Re2Options() {
+  static const re2::RE2::Options* options = [] {
+    auto* o = new re2::RE2::Options();
+    o->set_log_errors(false);
+    o->set_case_sensitive(false);
+    o->set_max_mem(8 << 20);
+    return o;
+  }();
+  return *options;
+}
+
+// One RE2 program, compiled on first use. Lists holding the same normalised
+// pattern share one LazyRegex through the registry below.
+class LazyRegex {
+ public:
+  explicit LazyRegex(std::string pattern) : pattern_(std::move(pattern)) {}
+  const std::string& pattern() const { return pattern_; }
+  const re2::RE2& Get() const {
+    std::call_once(once_,
+                   [&] { re_ = std::make_unique<re2::RE2>(pattern_, Re2Options()); });
+    return *re_;
+  }
+  bool compiled() const { return re_ != nullptr; }
+
+ private:
+  std::string pattern_;
+  mutable std::once_flag once_;
+  mutable std::unique_ptr<re2::RE2> re_;
+};
+
+// Normalised pattern -> the live LazyRegex for it, while any list holds it.
+class RegexRegistry {
+ public:
+  static RegexRegistry& Get() {
+    static RegexRegistry* registry = new RegexRegistry();
+    return *registry;
+  }
+  std::shared_ptr<LazyRegex> Intern(const std::string& pattern) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::weak_ptr<LazyRegex>& slot = map_[pattern];
+    std::shared_ptr<LazyRegex> live = slot.lock();
+    if (!live) {
+      live = std::make_shared<LazyRegex>(pattern);
+      slot = live;
+      if (map_.size() > 1024 && map_.size() > 2 * last_sweep_size_) Sweep();
+    }
+    return live;
+  }
+
+ private:
+  void Sweep() {
+    for (auto it = map_.begin(); it != map_.end();) {
+      it = it->second.expired() ? map_.erase(it) : std::next(it);
+    }
+    last_sweep_size_ = map_.size();
+  }
+  std::mutex mu_;
+  std::unordered_map<std::string, std::weak_ptr<LazyRegex>> map_;
+  size_t last_sweep_size_ = 0;
+};
+
 struct CompiledPattern {
   uint32_t rule_index;
-  std::unique_ptr<re2::RE2> re;
+  std::shared_ptr<LazyRegex> re;
 };
 
 // A keyword term as a sequence of normalised words; `prefix` makes the last word
@@ -201,39 +273,158 @@ const char* MatchKindName(MatchKind kind) {
 }
 
 struct CompiledList::Matchers {
+  // Items, as the prefilter numbers them: patterns first, then keyword sets.
   std::vector<CompiledPattern> patterns;
   std::vector<CompiledKeywordSet> keyword_sets;
+  // URLs need no prefilter: a post's few URLs are looked up directly.
   std::unordered_map<std::string, std::vector<uint32_t>> pages;    // canonical URL
   std::unordered_map<std::string, std::vector<uint32_t>> domains;  // host, no www.
   std::unique_ptr<SimilarIndex> similar;
   bool any_similar = false;  // some rule has match.similar
+  Prefilter prefilter;
+  bool use_prefilter = true;
 };
+
+namespace {
+
+// Indexes every rule's claim, its match.similar phrasings and its fact-check
+// title for Search and the kSimilar matcher. Built from the rules alone, so a list
+// restored from its compiled form gets exactly the same index.
+void BuildSimilarIndex(const RuleList& list, const SimilarOptions& options,
+                       CompiledList::Matchers* m) {
+  std::vector<SimilarDoc> docs(list.rules.size());
+  for (uint32_t r = 0; r < list.rules.size(); ++r) {
+    const Rule& rule = list.rules[r];
+    SimilarDoc& doc = docs[r];
+    doc.rule_index = r;
+    doc.phrasings.push_back(rule.claim);
+    for (const std::string& p : rule.similar) {
+      if (p != rule.claim) doc.phrasings.push_back(p);
+    }
+    doc.title = rule.review.title;
+    m->any_similar = m->any_similar || !rule.similar.empty();
+    doc.languages = rule.languages;
+  }
+  m->similar = SimilarIndex::Build(docs, options);
+}
+
+}  // namespace
+
+namespace {
+
+// Picks the atom groups of a keyword set: a post matching the set holds every
+// `all` term (one group each, its word fewest sets of this list use, then the
+// longest: likely the rarest) and one of the `any` terms (one group of one word
+// per term). A prefix term's last word is matched as the prefix it is.
+std::vector<std::vector<std::string>> KeywordAtoms(
+    const CompiledKeywordSet& ks,
+    const std::unordered_map<std::string_view, uint32_t>& word_use) {
+  auto better = [&](const std::string& a, const std::string& b) {
+    uint32_t ua = word_use.at(a), ub = word_use.at(b);
+    if (ua != ub) return ua < ub;
+    return a.size() > b.size();
+  };
+  auto best_word = [&](const Term& t) {
+    const std::string* best = &t.words[0];
+    for (const std::string& w : t.words) {
+      if (better(w, *best)) best = &w;
+    }
+    return *best;
+  };
+  std::vector<std::vector<std::string>> groups;
+  for (const Term& t : ks.all) groups.push_back({best_word(t)});
+  std::sort(groups.begin(), groups.end(),
+            [&](const auto& a, const auto& b) { return better(a[0], b[0]); });
+  if (groups.size() >= Prefilter::kMaxGroups) groups.resize(Prefilter::kMaxGroups - 1);
+  if (!ks.any.empty()) {
+    std::vector<std::string> any;
+    for (const Term& t : ks.any) any.push_back(best_word(t));
+    groups.push_back(std::move(any));
+  }
+  return groups;
+}
+
+void BuildPrefilter(CompiledList::Matchers* m,
+                    const std::vector<RegexpAtoms>& pattern_atoms) {
+  Prefilter& pf = m->prefilter;
+  for (uint32_t i = 0; i < m->patterns.size(); ++i) {
+    if (pattern_atoms[i].usable) {
+      pf.AddItem(i, pattern_atoms[i].groups);
+    } else {
+      pf.AddAlwaysItem(i);
+    }
+  }
+  std::unordered_map<std::string_view, uint32_t> word_use;
+  for (const CompiledKeywordSet& ks : m->keyword_sets) {
+    for (const auto* terms : {&ks.all, &ks.any}) {
+      for (const Term& t : *terms) {
+        for (const std::string& w : t.words) ++word_use[w];
+      }
+    }
+  }
+  const uint32_t base = static_cast<uint32_t>(m->patterns.size());
+  for (uint32_t k = 0; k < m->keyword_sets.size(); ++k) {
+    const CompiledKeywordSet& ks = m->keyword_sets[k];
+    if (ks.all.empty() && ks.any.empty()) {
+      pf.AddAlwaysItem(base + k);
+    } else {
+      pf.AddItem(base + k, KeywordAtoms(ks, word_use));
+    }
+  }
+  pf.Build(static_cast<uint32_t>(m->patterns.size() + m->keyword_sets.size()));
+}
+
+}  // namespace
 
 CompiledList::CompiledList() : matchers_(std::make_unique<Matchers>()) {}
 CompiledList::~CompiledList() = default;
 
 Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out,
                              const SimilarOptions& similar) {
+  CompileOptions options;
+  options.similar = similar;
+  return Compile(std::move(list), options, out);
+}
+
+Status CompiledList::Compile(RuleList list, const CompileOptions& options,
+                             std::unique_ptr<CompiledList>* out) {
   std::unique_ptr<CompiledList> compiled(new CompiledList());
   Matchers& m = *compiled->matchers_;
-  re2::RE2::Options options;
-  options.set_log_errors(false);
-  options.set_case_sensitive(false);
-  options.set_max_mem(8 << 20);
+  m.use_prefilter = options.use_prefilter;
+  const int parse_flags = Re2Options().ParseFlags();
+  std::vector<RegexpAtoms> pattern_atoms;
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     const Rule& rule = list.rules[r];
     auto where = [&](const std::string& field) {
       return "rules[" + std::to_string(r) + "] (id \"" + rule.id + "\"): match." + field;
     };
     for (size_t p = 0; p < rule.patterns.size(); ++p) {
-      auto re = std::make_unique<re2::RE2>(NormalizePattern(rule.patterns[p]), options);
-      if (!re->ok()) {
-        return Status(re->error_code() == re2::RE2::ErrorPatternTooLarge
-                          ? ErrorKind::kLimit
-                          : ErrorKind::kFormat,
-                      where("patterns[" + std::to_string(p) + "]") + ": " + re->error());
+      std::string normalised = NormalizePattern(rule.patterns[p]);
+      re2::RegexpStatus status;
+      re2::Regexp* parsed = re2::Regexp::Parse(
+          normalised, static_cast<re2::Regexp::ParseFlags>(parse_flags), &status);
+      if (parsed == nullptr) {
+        return Status(ErrorKind::kFormat, where("patterns[" + std::to_string(p) + "]") +
+                                              ": " + status.Text());
       }
-      m.patterns.push_back({r, std::move(re)});
+      const int64_t estimate = EstimateProgramSize(parsed);
+      pattern_atoms.push_back(ExtractAtoms(parsed));
+      parsed->Decref();
+      std::shared_ptr<LazyRegex> lazy = RegexRegistry::Get().Intern(normalised);
+      if (estimate > kCompileAtLoadInstructions) {
+        // Possibly over budget: compile now (forward and reverse programs, the
+        // reverse one being what an unanchored search with a span needs).
+        const re2::RE2& re = lazy->Get();
+        if (!re.ok() || re.ReverseProgramSize() < 0) {
+          bool too_large =
+              !re.ok() ? re.error_code() == re2::RE2::ErrorPatternTooLarge : true;
+          std::string error =
+              re.ok() ? "pattern too large - reverse compile failed" : re.error();
+          return Status(too_large ? ErrorKind::kLimit : ErrorKind::kFormat,
+                        where("patterns[" + std::to_string(p) + "]") + ": " + error);
+        }
+      }
+      m.patterns.push_back({r, std::move(lazy)});
     }
     for (const KeywordSet& set : rule.keywords) {
       CompiledKeywordSet ks{r, {}, {}, {}, set.within};
@@ -272,21 +463,277 @@ Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out,
       }
     }
   }
-  std::vector<SimilarDoc> docs(list.rules.size());
-  for (uint32_t r = 0; r < list.rules.size(); ++r) {
-    const Rule& rule = list.rules[r];
-    SimilarDoc& doc = docs[r];
-    doc.rule_index = r;
-    doc.phrasings.push_back(rule.claim);
-    for (const std::string& p : rule.similar) {
-      if (p != rule.claim) doc.phrasings.push_back(p);
-    }
-    doc.title = rule.review.title;
-    m.any_similar = m.any_similar || !rule.similar.empty();
-    doc.languages = rule.languages;
+  BuildSimilarIndex(list, options.similar, &m);
+  BuildPrefilter(&m, pattern_atoms);
+  for (Rule& rule : list.rules) {
+    std::vector<std::string>().swap(rule.examples_match);
+    std::vector<std::string>().swap(rule.examples_no_match);
   }
-  m.similar = SimilarIndex::Build(docs, similar);
   compiled->list_ = std::move(list);
+  *out = std::move(compiled);
+  return Status::Ok();
+}
+
+CompiledList::Stats CompiledList::stats() const {
+  Stats s;
+  const Matchers& m = *matchers_;
+  s.patterns = m.patterns.size();
+  s.keyword_sets = m.keyword_sets.size();
+  s.atoms = m.prefilter.atom_count();
+  s.automaton_states = m.prefilter.state_count();
+  s.always_checked = m.prefilter.always_count();
+  for (const CompiledPattern& p : m.patterns) s.programs_compiled += p.re->compiled();
+  return s;
+}
+
+// ------------------------------------------------------------- compiled form --
+//
+// Sections written by Export (all little-endian, strings length-prefixed):
+//   LIST  list info; RULE  rules without examples (what verdicts and policy read);
+//   PATT  normalised patterns; KEYW  keyword sets as normalised word sequences;
+//   URLS  canonical pages and domains; PREF  the prefilter automaton.
+// A further matcher adds its own section; Import refuses a blob missing any.
+
+namespace {
+
+void WriteTerms(ByteWriter* w, const std::vector<Term>& terms) {
+  w->U32(static_cast<uint32_t>(terms.size()));
+  for (const Term& t : terms) {
+    w->U8(t.prefix ? 1 : 0);
+    w->Strs(t.words);
+  }
+}
+
+bool ReadTerms(ByteReader* r, std::vector<Term>* terms) {
+  uint32_t n = r->U32();
+  if (!r->ok() || n > 256) return r->Fail();
+  terms->resize(n);
+  for (Term& t : *terms) {
+    t.prefix = r->U8() != 0;
+    if (!r->Strs(&t.words) || t.words.empty() || t.words[0].empty()) return r->Fail();
+  }
+  return true;
+}
+
+void WriteIndex(ByteWriter* w,
+                const std::unordered_map<std::string, std::vector<uint32_t>>& index) {
+  w->U32(static_cast<uint32_t>(index.size()));
+  for (const auto& [key, rules] : index) {
+    w->Str(key);
+    w->Vec(rules);
+  }
+}
+
+bool ReadIndex(ByteReader* r, size_t rule_count,
+               std::unordered_map<std::string, std::vector<uint32_t>>* index) {
+  uint32_t n = r->U32();
+  if (!r->ok() || n > (1u << 26)) return r->Fail();
+  index->reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string key;
+    std::vector<uint32_t> rules;
+    if (!r->Str(&key) || !r->Vec(&rules)) return false;
+    for (uint32_t rule : rules) {
+      if (rule >= rule_count) return r->Fail();
+    }
+    (*index)[std::move(key)] = std::move(rules);
+  }
+  return true;
+}
+
+}  // namespace
+
+void CompiledList::Export(CompiledSections* out) const {
+  const Matchers& m = *matchers_;
+  {
+    ByteWriter w;
+    const ListInfo& i = list_.info;
+    for (const std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name,
+                                 &i.publisher_url, &i.issued, &i.expires}) {
+      w.Str(*s);
+    }
+    w.I64(i.version);
+    w.I64(i.issued_unix);
+    w.I64(i.expires_unix);
+    (*out)[SectionTag("LIST")] = std::move(w.bytes());
+  }
+  {
+    ByteWriter w;
+    w.U32(static_cast<uint32_t>(list_.rules.size()));
+    for (const Rule& rule : list_.rules) {
+      w.Str(rule.id);
+      w.Str(rule.claim);
+      w.U8(static_cast<uint8_t>(rule.rating));
+      w.U8(static_cast<uint8_t>(rule.severity));
+      w.Strs(rule.regions);
+      w.Strs(rule.languages);
+      w.Strs(rule.patterns);
+      w.Strs(rule.similar);
+      w.Strs(rule.urls);
+      w.Str(rule.review.url);
+      w.Str(rule.review.title);
+      w.Str(rule.review.publisher);
+      w.Str(rule.review.date);
+      // Keyword sets as written are kept for tools that show the rule.
+      w.U32(static_cast<uint32_t>(rule.keywords.size()));
+      for (const KeywordSet& k : rule.keywords) {
+        w.Strs(k.all);
+        w.Strs(k.any);
+        w.Strs(k.none);
+        w.I64(k.within);
+      }
+    }
+    (*out)[SectionTag("RULE")] = std::move(w.bytes());
+  }
+  {
+    ByteWriter w;
+    w.U32(static_cast<uint32_t>(m.patterns.size()));
+    for (const CompiledPattern& p : m.patterns) {
+      w.U32(p.rule_index);
+      w.Str(p.re->pattern());
+    }
+    (*out)[SectionTag("PATT")] = std::move(w.bytes());
+  }
+  {
+    ByteWriter w;
+    w.U32(static_cast<uint32_t>(m.keyword_sets.size()));
+    for (const CompiledKeywordSet& ks : m.keyword_sets) {
+      w.U32(ks.rule_index);
+      w.I64(ks.within);
+      WriteTerms(&w, ks.all);
+      WriteTerms(&w, ks.any);
+      WriteTerms(&w, ks.none);
+    }
+    (*out)[SectionTag("KEYW")] = std::move(w.bytes());
+  }
+  {
+    ByteWriter w;
+    WriteIndex(&w, m.pages);
+    WriteIndex(&w, m.domains);
+    (*out)[SectionTag("URLS")] = std::move(w.bytes());
+  }
+  {
+    ByteWriter w;
+    m.prefilter.Serialize(&w);
+    (*out)[SectionTag("PREF")] = std::move(w.bytes());
+  }
+}
+
+Status CompiledList::Import(const CompiledSections& sections,
+                            const CompileOptions& options,
+                            std::unique_ptr<CompiledList>* out) {
+  std::unique_ptr<CompiledList> compiled(new CompiledList());
+  Matchers& m = *compiled->matchers_;
+  m.use_prefilter = options.use_prefilter;
+  RuleList& list = compiled->list_;
+  auto bad = [](const char* section, const std::string& why) {
+    return Status(ErrorKind::kFormat,
+                  std::string("compiled list: section ") + section + ": " + why);
+  };
+  auto section = [&](const char(&name)[5]) -> const std::string* {
+    auto it = sections.find(SectionTag(name));
+    return it == sections.end() ? nullptr : &it->second;
+  };
+  for (const char* name : {"LIST", "RULE", "PATT", "KEYW", "URLS", "PREF"}) {
+    char tag[5] = {name[0], name[1], name[2], name[3], 0};
+    if (section(tag) == nullptr) return bad(name, "missing");
+  }
+  {
+    ByteReader r(*section("LIST"));
+    ListInfo& i = list.info;
+    for (std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name, &i.publisher_url,
+                           &i.issued, &i.expires}) {
+      r.Str(s);
+    }
+    i.version = r.I64();
+    i.issued_unix = r.I64();
+    i.expires_unix = r.I64();
+    if (!r.ok() || !r.at_end()) return bad("LIST", "malformed");
+  }
+  {
+    ByteReader r(*section("RULE"));
+    uint32_t n = r.U32();
+    if (!r.ok() || n > (section("RULE")->size() / 8))
+      return bad("RULE", "bad rule count");
+    list.rules.resize(n);
+    for (Rule& rule : list.rules) {
+      r.Str(&rule.id);
+      r.Str(&rule.claim);
+      uint8_t rating = r.U8(), severity = r.U8();
+      if (rating >= kRatingCount || severity >= kSeverityCount)
+        return bad("RULE", "bad rating");
+      rule.rating = static_cast<Rating>(rating);
+      rule.severity = static_cast<Severity>(severity);
+      r.Strs(&rule.regions);
+      r.Strs(&rule.languages);
+      r.Strs(&rule.patterns);
+      r.Strs(&rule.similar);
+      r.Strs(&rule.urls);
+      r.Str(&rule.review.url);
+      r.Str(&rule.review.title);
+      r.Str(&rule.review.publisher);
+      r.Str(&rule.review.date);
+      uint32_t k = r.U32();
+      if (!r.ok() || k > 256) return bad("RULE", "malformed");
+      rule.keywords.resize(k);
+      for (KeywordSet& set : rule.keywords) {
+        r.Strs(&set.all);
+        r.Strs(&set.any);
+        r.Strs(&set.none);
+        set.within = static_cast<int>(r.I64());
+      }
+      if (!r.ok()) return bad("RULE", "truncated");
+    }
+    if (!r.at_end()) return bad("RULE", "trailing bytes");
+  }
+  const size_t rule_count = list.rules.size();
+  {
+    ByteReader r(*section("PATT"));
+    uint32_t n = r.U32();
+    if (!r.ok() || n > section("PATT")->size() / 8) return bad("PATT", "bad count");
+    m.patterns.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t rule = r.U32();
+      std::string pattern;
+      if (!r.Str(&pattern) || rule >= rule_count) return bad("PATT", "malformed");
+      // The program is checked when first compiled: a pattern that fails to
+      // compile then simply never matches (Match skips it), it cannot crash.
+      m.patterns.push_back({rule, RegexRegistry::Get().Intern(pattern)});
+    }
+    if (!r.at_end()) return bad("PATT", "trailing bytes");
+  }
+  {
+    ByteReader r(*section("KEYW"));
+    uint32_t n = r.U32();
+    if (!r.ok() || n > section("KEYW")->size() / 8) return bad("KEYW", "bad count");
+    m.keyword_sets.resize(n);
+    for (CompiledKeywordSet& ks : m.keyword_sets) {
+      ks.rule_index = r.U32();
+      ks.within = static_cast<int>(r.I64());
+      if (!ReadTerms(&r, &ks.all) || !ReadTerms(&r, &ks.any) ||
+          !ReadTerms(&r, &ks.none) || ks.rule_index >= rule_count || ks.within < 0) {
+        return bad("KEYW", "malformed");
+      }
+    }
+    if (!r.at_end()) return bad("KEYW", "trailing bytes");
+  }
+  {
+    ByteReader r(*section("URLS"));
+    if (!ReadIndex(&r, rule_count, &m.pages) || !ReadIndex(&r, rule_count, &m.domains) ||
+        !r.at_end()) {
+      return bad("URLS", "malformed");
+    }
+  }
+  {
+    ByteReader r(*section("PREF"));
+    if (!m.prefilter.Deserialize(&r) || !r.at_end()) return bad("PREF", "malformed");
+    if (m.prefilter.item_count() != m.patterns.size() + m.keyword_sets.size()) {
+      return bad("PREF", "item count does not match the matchers");
+    }
+  }
+  // The similarity index is rebuilt from the restored rules (deterministic, the
+  // same as at load from text); it has no section of its own yet.
+  BuildSimilarIndex(list, options.similar, &m);
   *out = std::move(compiled);
   return Status::Ok();
 }
@@ -295,13 +742,29 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   const Matchers& m = *matchers_;
   std::vector<RuleMatch> out;
 
+  // The items that could match: all of them without the prefilter.
+  const uint32_t item_count =
+      static_cast<uint32_t>(m.patterns.size() + m.keyword_sets.size());
+  std::vector<uint32_t> candidates;
+  if (m.use_prefilter) {
+    candidates = m.prefilter.Candidates(post.text);
+  } else {
+    candidates.resize(item_count);
+    for (uint32_t i = 0; i < item_count; ++i) candidates[i] = i;
+  }
+  const uint32_t first_keyword_item = static_cast<uint32_t>(m.patterns.size());
+  auto split = std::lower_bound(candidates.begin(), candidates.end(), first_keyword_item);
+
   // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern.
-  for (const CompiledPattern& p : m.patterns) {
+  for (auto it = candidates.begin(); it != split; ++it) {
+    const CompiledPattern& p = m.patterns[*it];
+    const re2::RE2& re = p.re->Get();
+    if (!re.ok()) continue;  // checked at load when it could fail; never crash
     re2::StringPiece text(post.text), hit;
     size_t pos = 0;
     RuleMatch match{p.rule_index, MatchKind::kPattern, kPatternScore, {}};
     while (pos <= post.text.size() && match.spans.size() < kMaxSpansPerMatch &&
-           p.re->Match(text, pos, post.text.size(), re2::RE2::UNANCHORED, &hit, 1)) {
+           re.Match(text, pos, post.text.size(), re2::RE2::UNANCHORED, &hit, 1)) {
       size_t begin = static_cast<size_t>(hit.data() - post.text.data());
       size_t end = begin + hit.size();
       if (end > begin) match.spans.push_back(post.OriginalRange(begin, end));
@@ -311,9 +774,10 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   }
 
   // Keyword sets.
-  if (!m.keyword_sets.empty() && !post.words.empty()) {
+  if (split != candidates.end() && !post.words.empty()) {
     PostWords words(post);
-    for (const CompiledKeywordSet& ks : m.keyword_sets) {
+    for (auto it = split; it != candidates.end(); ++it) {
+      const CompiledKeywordSet& ks = m.keyword_sets[*it - first_keyword_item];
       bool excluded = std::any_of(ks.none.begin(), ks.none.end(),
                                   [&](const Term& t) { return !words.Find(t).empty(); });
       if (excluded) continue;

@@ -38,6 +38,9 @@ struct LoadOptions {
   std::string last_digest;          // ContentDigest of the bytes accepted as last_version
   std::optional<int64_t> now_unix;  // the clock for expiry checks (default: now)
   ParseLimits limits;
+  // False turns the prefilter off (every rule checked against every post): for
+  // the tests and benchmarks that prove it never loses a match.
+  bool use_prefilter = true;
   SimilarOptions similar;  // the similarity index's features (evaluation only)
 };
 
@@ -48,6 +51,10 @@ struct SearchResult {
   double score = 0;            // SimilarHit::score, comparable across lists
   std::array<double, kSimilarFeatureCount> features{};  // SimilarHit::features
 };
+
+// The compiled form's format version; a blob of another version is refused with
+// kFormat (the caller then loads the list text again and re-exports).
+inline constexpr uint32_t kCompiledFormVersion = 1;
 
 struct LoadedListInfo {
   ListInfo info;
@@ -84,6 +91,33 @@ class Engine {
   Status LoadList(std::string_view text, const LoadOptions& options,
                   LoadedListInfo* info);
 
+  // Returns in *out the compiled form of the loaded list `list_id`: a byte string
+  // that LoadCompiled restores without parsing JSON or normalising rules again.
+  // Layout: magic "FLCL", u32 format version, u32 section count, sections (u32
+  // tag, u32 length, bytes), u64 checksum of all bytes before it. Returns
+  // kNotFound if no such list is loaded.
+  //
+  // The compiled form is a cache of a list this engine already accepted (its
+  // signature was checked when the text was loaded); it carries no signature of
+  // its own, and the checksum detects corruption, not tampering. Restore only
+  // blobs from the reader's own storage (IndexedDB, a local file), never ones
+  // received from elsewhere.
+  Status ExportCompiled(std::string_view list_id, std::string* out) const;
+
+  // Restores a list from ExportCompiled's bytes, replacing a loaded list with
+  // the same id. The list's info (id, version, expires, digest, key) travels
+  // inside, so the same lifecycle checks apply as to list text (kExpired,
+  // kRollback against last_version/last_digest and a loaded version), and
+  // kSignature when the list was loaded unsigned and allow_unsigned is not set.
+  // options.signature and public_key are not used: the blob is not signed. Returns
+  // kFormat for bytes that are not a compiled list, of another format version, truncated
+  // or corrupted (checksum), naming which.
+  Status LoadCompiled(std::string_view bytes, const LoadOptions& options,
+                      LoadedListInfo* info);
+
+  // Returns the compiled list `list_id`, or nullptr (benchmarks, diagnostics).
+  const CompiledList* Compiled(std::string_view list_id) const;
+
   // Removes the list `list_id`. Returns kNotFound if no such list is loaded.
   Status UnloadList(std::string_view list_id);
 
@@ -113,6 +147,8 @@ class Engine {
 
  private:
   struct Loaded;
+  // Returns kExpired / kRollback if `out` may not replace what is loaded.
+  Status CheckLifecycle(const LoadedListInfo& out, const LoadOptions& options) const;
   std::vector<std::unique_ptr<Loaded>> lists_;
   Policy policy_;
 };

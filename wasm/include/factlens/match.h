@@ -5,12 +5,20 @@
 // (normalize.h), and a similarity index (similar.h) over every rule's claim, its
 // match.similar phrasings and its fact-check title. Every rule can be found by
 // Search; only rules with match.similar yield kSimilar matches.
+//
+// Scale: a prefilter (prefilter.h) picks the patterns and keyword sets a post could
+// match in one scan, so the cost per post stays nearly flat as lists grow. RE2
+// programs are compiled on first need and shared by every list holding the same
+// normalised pattern. A compiled list can be exported as sections of the compiled
+// form (engine.h) and imported back without parsing JSON or normalising again.
 #ifndef FACTLENS_MATCH_H_
 #define FACTLENS_MATCH_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "factlens/list.h"
@@ -33,6 +41,24 @@ struct RuleMatch {
   std::vector<ByteRange> spans;
 };
 
+struct CompileOptions {
+  // False checks every item of every post: for tests and benchmarks that prove
+  // the prefilter never loses a match.
+  bool use_prefilter = true;
+  // The similarity index's features (evaluation only).
+  SimilarOptions similar;
+};
+
+// Sections of the compiled form, by four-letter tag ("RULE", "PATT", ...).
+using CompiledSections = std::map<uint32_t, std::string>;
+// Returns the tag of a four-letter section name.
+constexpr uint32_t SectionTag(const char (&name)[5]) {
+  return static_cast<uint32_t>(static_cast<unsigned char>(name[0])) |
+         static_cast<uint32_t>(static_cast<unsigned char>(name[1])) << 8 |
+         static_cast<uint32_t>(static_cast<unsigned char>(name[2])) << 16 |
+         static_cast<uint32_t>(static_cast<unsigned char>(name[3])) << 24;
+}
+
 class CompiledList {
  public:
   ~CompiledList();
@@ -44,6 +70,26 @@ class CompiledList {
   // `similar` chooses the similarity index's features (evaluation only).
   static Status Compile(RuleList list, std::unique_ptr<CompiledList>* out,
                         const SimilarOptions& similar = {});
+  // Patterns are parsed and checked here (a pattern that could exceed RE2's memory
+  // budget is compiled at once, and fails with kLimit); programs for the others
+  // are compiled on first need. Rule examples are dropped: matching never uses
+  // them and a 100k-rule list should not carry them in memory.
+  static Status Compile(RuleList list, const CompileOptions& options,
+                        std::unique_ptr<CompiledList>* out);
+
+  // Adds this list's sections of the compiled form to *out.
+  void Export(CompiledSections* out) const;
+  // Rebuilds a list from the sections Export wrote. Returns kFormat if a section
+  // is missing or malformed (every count and index is checked).
+  static Status Import(const CompiledSections& sections, const CompileOptions& options,
+                       std::unique_ptr<CompiledList>* out);
+
+  // Returns counts for benchmarks and diagnostics.
+  struct Stats {
+    size_t patterns = 0, keyword_sets = 0, atoms = 0, automaton_states = 0,
+           always_checked = 0, programs_compiled = 0;
+  };
+  Stats stats() const;
 
   // Returns the matches of the post `post` (already normalised), at most one per
   // rule and kind, ordered by rule index then kind.
@@ -59,8 +105,9 @@ class CompiledList {
 
   const RuleList& list() const { return list_; }
 
+  struct Matchers;  // opaque: the matchers and their prefilter (match.cc)
+
  private:
-  struct Matchers;
   CompiledList();
   RuleList list_;
   std::unique_ptr<Matchers> matchers_;

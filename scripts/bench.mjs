@@ -1,0 +1,125 @@
+// `npm run bench`: the scale figures of issue 5, measured in one run and printed
+// side by side (wasm in this Node, the native build via `factlens bench`, and a
+// naive JavaScript baseline), as ratios, since these machines are shared and noisy.
+// Numbers are printed, never asserted. Usage: node scripts/bench.mjs [sizes...]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { createEngine } from '../web/index.js';
+import { generateWorkload } from './bench/generate.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+const SIZES = sizes.length ? sizes : [1000, 10000, 100000];
+const SEED = 20250115;
+const cli = join(root, 'build/bin/factlens');
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const mb = (n) => (n / 1048576).toFixed(1);
+const fmt = (x, d = 1) => Number(x).toFixed(d);
+
+// The naive baseline: one RegExp per pattern rule, tried in a loop on the raw post
+// (no normalisation: it is what a page script would do).
+function naiveBaseline(list, posts) {
+  const regexps = [];
+  for (const rule of list.rules) {
+    for (const p of rule.match.patterns ?? []) regexps.push(new RegExp(p, 'iu'));
+  }
+  const t0 = performance.now();
+  let hits = 0;
+  for (const post of posts) {
+    for (const re of regexps) if (re.test(post)) hits++;
+  }
+  return { ms: performance.now() - t0, hits, regexps: regexps.length };
+}
+
+function sizeOfModule() {
+  const wasm = readFileSync(join(root, 'web/dist/factlens-core.wasm'));
+  const glue = Buffer.concat([readFileSync(join(root, 'web/dist/factlens-core.mjs')),
+    readFileSync(join(root, 'web/index.js'))]);
+  return { wasm: wasm.length, glue: glue.length,
+    gzip: gzipSync(wasm, { level: 9 }).length + gzipSync(glue, { level: 9 }).length };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'factlens-bench-'));
+try {
+  const mod = sizeOfModule();
+  console.log(`factlens bench (seed ${SEED}; Node ${process.version}; wasm module ` +
+    `${fmt(mod.wasm / 1024, 0)} KB + JS glue ${fmt(mod.glue / 1024, 0)} KB raw, ` +
+    `${fmt(mod.gzip / 1024, 0)} KB gzip together)`);
+  for (const size of SIZES) {
+    const w = generateWorkload({ seed: SEED, ruleCount: size });
+    const bytes = w.posts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+    const listPath = join(dir, `list-${size}.json`);
+    const postsPath = join(dir, 'posts.jsonl');
+    writeFileSync(listPath, w.listText);
+    writeFileSync(postsPath, w.posts.map((text) => JSON.stringify({ text })).join('\n'));
+
+    // wasm: load from text, in a fresh engine; memory = the wasm memory's size.
+    const engine = await createEngine();
+    let t0 = performance.now();
+    const info = engine.loadList(w.listText, { allowUnsigned: true });
+    const loadText = performance.now() - t0;
+    const memAfterText = engine.memoryStats();
+    t0 = performance.now();
+    const blob = engine.exportCompiled(info.id);
+    const exportMs = performance.now() - t0;
+    engine.dispose();
+    // Load from the compiled form in another engine (a restarted service worker).
+    const restored = await createEngine();
+    t0 = performance.now();
+    restored.loadCompiled(blob, { allowUnsigned: true });
+    const loadCompiled = performance.now() - t0;
+    const memAfterCompiled = restored.memoryStats();
+    const times = [];
+    let matched = 0;
+    const start = performance.now();
+    for (const post of w.posts) {
+      const p0 = performance.now();
+      const v = restored.check(post);
+      times.push(performance.now() - p0);
+      if (v.matches.length) matched++;
+    }
+    const checkMs = performance.now() - start;
+    times.sort((a, b) => a - b);
+    const wasmMbps = bytes / 1e6 / (checkMs / 1e3);
+    const memEnd = restored.memoryStats();
+    restored.dispose();
+
+    // native
+    const native = JSON.parse(execFileSync(cli, ['bench', '--list', listPath, '--posts', postsPath],
+      { encoding: 'utf8', maxBuffer: 1 << 24 }));
+
+    // naive JS; sampled at large sizes, extrapolated to all posts.
+    const sample = size >= 100000 ? 40 : size >= 10000 ? 200 : w.posts.length;
+    const naive = naiveBaseline(w.list, w.posts.slice(0, sample));
+    const naiveSampleBytes = w.posts.slice(0, sample).reduce((n, p) => n + Buffer.byteLength(p), 0);
+    const naiveMbps = naiveSampleBytes / 1e6 / (naive.ms / 1e3);
+    const naivePerPost = (naive.ms * 1000) / sample;
+
+    console.log(`\n== ${size} rules (${mb(w.listText.length)} MB list text, ${w.posts.length} posts, ` +
+      `${mb(bytes)} MB, ${w.planted.length} planted; ${matched} posts matched in wasm, ` +
+      `${native.matchedPosts} natively)`);
+    console.log(`  load from text       wasm ${fmt(loadText, 0)} ms   native ${fmt(native.loadTextMs, 0)} ms`);
+    console.log(`  load from compiled   wasm ${fmt(loadCompiled, 0)} ms   native ${fmt(native.loadCompiledMs, 0)} ms` +
+      `   (${mb(blob.length)} MB compiled form; export ${fmt(exportMs, 0)} ms)`);
+    console.log(`  throughput           wasm ${fmt(wasmMbps)} MB/s   native ${fmt(native.mbPerS)} MB/s` +
+      `   naive JS ${fmt(naiveMbps, 3)} MB/s`);
+    console.log(`  per post median      wasm ${fmt(quantile(times, 0.5) * 1000)} us   native ${fmt(native.medianUs)} us` +
+      `   naive JS ${fmt(naivePerPost, 0)} us (mean)`);
+    console.log(`  per post p99         wasm ${fmt(quantile(times, 0.99) * 1000)} us   native ${fmt(native.p99Us)} us`);
+    console.log(`  wasm memory          after load from text ${mb(memAfterText.heapSize)} MB ` +
+      `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh engine after load from compiled ` +
+      `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
+      `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
+    console.log(`  ratios               wasm/native throughput ${fmt(wasmMbps / native.mbPerS, 2)}x; ` +
+      `wasm vs naive JS ${fmt(wasmMbps / naiveMbps, 0)}x faster` +
+      (sample < w.posts.length
+        ? ` (naive JS: ${naive.regexps} RegExps timed on ${sample} posts, extrapolated)`
+        : ` (naive JS: ${naive.regexps} RegExps on all posts)`));
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

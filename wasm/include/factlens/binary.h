@@ -1,0 +1,146 @@
+// Copyright factlens authors. binary: the byte-level pieces of the compiled list form.
+//
+// Little-endian fixed-width integers and length-prefixed strings, written into a
+// growing buffer and read back with bounds checks: a reader never reads past its
+// input, and after the first failure every read fails (check ok() once at the end).
+// Checksum64 is 64-bit FNV-1a over 8-byte words: it detects accidental corruption
+// (truncated or bit-flipped storage), not tampering; the compiled form is a cache
+// the engine itself wrote.
+#ifndef FACTLENS_BINARY_H_
+#define FACTLENS_BINARY_H_
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace factlens {
+
+// Returns a 64-bit checksum of `bytes`.
+uint64_t Checksum64(std::string_view bytes);
+
+class ByteWriter {
+ public:
+  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void U32(uint32_t v) { Raw(&v, 4); }
+  void U64(uint64_t v) { Raw(&v, 8); }
+  void I64(int64_t v) { Raw(&v, 8); }
+  void F64(double v) { Raw(&v, 8); }
+  void Str(std::string_view s) {
+    U32(static_cast<uint32_t>(s.size()));
+    out_.append(s.data(), s.size());
+  }
+  void Strs(const std::vector<std::string>& v) {
+    U32(static_cast<uint32_t>(v.size()));
+    for (const std::string& s : v) Str(s);
+  }
+  // Writes a vector of trivially copyable values as a count and raw bytes.
+  template <typename T>
+  void Vec(const std::vector<T>& v) {
+    U32(static_cast<uint32_t>(v.size()));
+    Raw(v.data(), v.size() * sizeof(T));
+  }
+  // Returns the offset of a U32 placeholder to fill in later with Patch32.
+  size_t Placeholder32() {
+    U32(0);
+    return out_.size() - 4;
+  }
+  void Patch32(size_t at, uint32_t v) { std::memcpy(&out_[at], &v, 4); }
+  size_t size() const { return out_.size(); }
+  std::string& bytes() { return out_; }
+
+ private:
+  void Raw(const void* p, size_t n) {
+    // The format is little-endian; wasm and the machines we build on are too.
+    static_assert(sizeof(uint32_t) == 4, "");
+    out_.append(static_cast<const char*>(p), n);
+  }
+  std::string out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view in) : in_(in) {}
+  uint8_t U8() {
+    uint8_t v = 0;
+    Raw(&v, 1);
+    return v;
+  }
+  uint32_t U32() {
+    uint32_t v = 0;
+    Raw(&v, 4);
+    return v;
+  }
+  uint64_t U64() {
+    uint64_t v = 0;
+    Raw(&v, 8);
+    return v;
+  }
+  int64_t I64() {
+    int64_t v = 0;
+    Raw(&v, 8);
+    return v;
+  }
+  double F64() {
+    double v = 0;
+    Raw(&v, 8);
+    return v;
+  }
+  bool Str(std::string* s) {
+    uint32_t n = U32();
+    if (!ok_ || n > in_.size() - pos_) return Fail();
+    s->assign(in_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool Strs(std::vector<std::string>* v) {
+    uint32_t n = U32();
+    // Each string takes at least its 4-byte length: bound the count first.
+    if (!ok_ || n > (in_.size() - pos_) / 4) return Fail();
+    v->resize(n);
+    for (std::string& s : *v) {
+      if (!Str(&s)) return false;
+    }
+    return true;
+  }
+  template <typename T>
+  bool Vec(std::vector<T>* v) {
+    uint32_t n = U32();
+    if (!ok_ || n > (in_.size() - pos_) / sizeof(T)) return Fail();
+    v->resize(n);
+    Raw(v->data(), n * sizeof(T));
+    return ok_;
+  }
+  // Returns the next `n` bytes as a view and skips them.
+  bool View(size_t n, std::string_view* out) {
+    if (!ok_ || n > in_.size() - pos_) return Fail();
+    *out = in_.substr(pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool ok() const { return ok_; }
+  bool at_end() const { return pos_ == in_.size(); }
+  size_t pos() const { return pos_; }
+  bool Fail() {
+    ok_ = false;
+    return false;
+  }
+
+ private:
+  void Raw(void* p, size_t n) {
+    if (!ok_ || n > in_.size() - pos_) {
+      ok_ = false;
+      return;
+    }
+    if (n) std::memcpy(p, in_.data() + pos_, n);
+    pos_ += n;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace factlens
+
+#endif  // FACTLENS_BINARY_H_

@@ -1,0 +1,121 @@
+// Copyright factlens authors. prefilter: which rules could match a post, found in one
+// pass over its normalised text.
+//
+// Every matcher item (a pattern, a keyword set, ...) names a set of "atoms": strings
+// of which at least one occurs in any post the item matches. One Aho-Corasick
+// automaton over all atoms of a list finds the atoms present in a post in a single
+// scan, so the cost per post grows with the post and the atoms it holds, not with
+// the number of rules. Items without a usable atom are "always checked"; an item is
+// never dropped. Matching is ASCII case-insensitive (atoms are stored lower-case and
+// text bytes are lower-cased as they are scanned), which only ever widens the set of
+// candidates.
+#ifndef FACTLENS_PREFILTER_H_
+#define FACTLENS_PREFILTER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "factlens/binary.h"
+
+namespace re2 {
+class Regexp;
+}
+
+namespace factlens {
+
+// What a parsed regexp guarantees about its matches.
+struct RegexpAtoms {
+  // True if every match contains, for each group of `groups`, one of its atoms
+  // (ASCII lower-cased); false if no usable guarantee was found (the pattern must
+  // be always checked). At most kMaxGroups groups, strongest first.
+  bool usable = false;
+  std::vector<std::vector<std::string>> groups;
+};
+
+// Returns the atoms of `re` (parsed with RE2's flags for the options it will be
+// compiled with). Atoms shorter than `min_atom_bytes` make the set unusable.
+RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes = 2);
+
+// Returns an upper bound on the number of instructions RE2 compiles `re` into
+// (saturating at INT64_MAX / 4). Lets a loader skip compiling small patterns up
+// front while still compiling, and so checking, every pattern that could exceed
+// RE2's memory budget.
+int64_t EstimateProgramSize(re2::Regexp* re);
+
+// Collects atoms and the items they trigger, then builds the automaton.
+// Not copyable (it may be large); movable.
+class Prefilter {
+ public:
+  Prefilter() = default;
+  Prefilter(Prefilter&&) = default;
+  Prefilter& operator=(Prefilter&&) = default;
+  Prefilter(const Prefilter&) = delete;
+  Prefilter& operator=(const Prefilter&) = delete;
+
+  static constexpr size_t kMaxGroups = 4;
+
+  // Registers item `item`: it is a candidate for any post holding, for every
+  // group of `groups` (at most kMaxGroups are used), one atom of that group.
+  // An empty group or atom makes the item always checked. Must be called before
+  // Build().
+  void AddItem(uint32_t item, const std::vector<std::vector<std::string>>& groups);
+  // Registers `item` as a candidate for every post. Must be called before Build().
+  void AddAlwaysItem(uint32_t item);
+  // Builds the automaton from the registered items; AddItem/AddAlwaysItem after
+  // this are not allowed. `item_count` bounds the item ids (ids < item_count).
+  void Build(uint32_t item_count);
+
+  // Returns the sorted, distinct items that are candidates for `text`.
+  // Requires Build() (or Deserialize). Reuses internal scratch space, so it is not
+  // safe to call concurrently on one Prefilter.
+  std::vector<uint32_t> Candidates(std::string_view text) const;
+
+  uint32_t item_count() const { return item_count_; }
+  size_t atom_count() const {
+    return atom_item_begin_.empty() ? 0 : atom_item_begin_.size() - 1;
+  }
+  size_t state_count() const { return fail_.size(); }
+  size_t always_count() const { return always_.size(); }
+
+  // Appends the built automaton to `w`; Deserialize reads it back. Deserialize
+  // returns false (and leaves *this unusable) if the bytes are malformed: every
+  // index is checked, so hostile bytes cannot make Candidates() read out of range.
+  void Serialize(ByteWriter* w) const;
+  bool Deserialize(ByteReader* r);
+
+ private:
+  bool Validate() const;
+  void FillRootRow();
+
+  // Build-time input: (atom, item * kMaxGroups + group).
+  std::vector<std::pair<std::string, uint32_t>> pending_;
+
+  // The automaton. States are numbered in breadth-first order, root 0. Edges of
+  // state s are edge_byte_/edge_next_[edge_begin_[s], edge_begin_[s + 1]), sorted.
+  std::vector<uint32_t> edge_begin_;
+  std::vector<uint8_t> edge_byte_;
+  std::vector<uint32_t> edge_next_;
+  std::vector<uint32_t> fail_;
+  std::vector<uint32_t> atom_at_;  // atom ending at the state, or kNone
+  std::vector<uint32_t> dict_;     // nearest proper suffix state with an atom, or kNone
+  uint32_t root_next_[256] = {};
+  // Atom a satisfies group g of item i for each i * kMaxGroups + g in
+  // atom_items_[atom_item_begin_[a], atom_item_begin_[a + 1]).
+  std::vector<uint32_t> atom_item_begin_;
+  std::vector<uint32_t> atom_items_;
+  std::vector<uint8_t> item_groups_;  // number of groups of each item (0: always)
+  std::vector<uint32_t> always_;
+  uint32_t item_count_ = 0;
+
+  // Per-call scratch: epoch stamps for atoms and items seen in this text.
+  mutable std::vector<uint32_t> atom_seen_;
+  mutable std::vector<uint32_t> item_seen_;
+  mutable std::vector<uint8_t> item_mask_;  // groups satisfied (valid if seen)
+  mutable uint32_t epoch_ = 0;
+};
+
+}  // namespace factlens
+
+#endif  // FACTLENS_PREFILTER_H_
