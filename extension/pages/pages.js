@@ -1,0 +1,51 @@
+// Shared by the popup and the options page: i18n of static text and the subscription
+// list. Every string from a list or a server (names, URLs, error messages) is set with
+// textContent.
+
+const msg = (name, ...subs) => chrome.i18n.getMessage(name, subs) || name;
+
+/** Fills every [data-i18n] element's text with its message. */
+export function localise(root = document) {
+  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = msg(el.dataset.i18n);
+  for (const el of root.querySelectorAll('[data-i18n-placeholder]')) {
+    el.placeholder = msg(el.dataset.i18nPlaceholder);
+  }
+  document.documentElement.lang = chrome.i18n.getUILanguage();
+}
+
+/** Sends `message` to the background; throws its error text if refused. */
+export async function ask(message) {
+  const answer = await chrome.runtime.sendMessage(message);
+  if (!answer?.ok) throw new Error(answer?.message ?? 'no answer from the background');
+  return answer;
+}
+
+function el(tag, text, attrs = {}) {
+  const node = document.createElement(tag);
+  if (text != null) node.textContent = String(text);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+/** Draws the subscriptions into `list` (a <ul>); `onRemove(url)` adds remove buttons. */
+export function renderSubscriptions(list, subscriptions, { onRemove } = {}) {
+  list.replaceChildren();
+  if (!subscriptions.length) list.append(el('li', msg('status_none')));
+  for (const sub of subscriptions) {
+    const item = el('li', null, { 'data-state': sub.state });
+    item.append(el('strong', sub.list ? sub.list.name : sub.url), document.createTextNode(' '));
+    item.append(el('span', msg(`state_${sub.state.replace('-', '_')}`), { class: 'state' }));
+    if (sub.list) {
+      item.append(el('div', msg('status_list', String(sub.list.version), String(sub.list.ruleCount),
+                                sub.list.expires), { class: 'detail' }));
+    }
+    item.append(el('div', sub.url, { class: 'url' }));
+    if (sub.error) item.append(el('div', sub.error.message, { class: 'error', role: 'status' }));
+    if (onRemove) {
+      const button = el('button', msg('options_remove'), { type: 'button' });
+      button.addEventListener('click', () => onRemove(sub.url));
+      item.append(button);
+    }
+    list.append(item);
+  }
+}

@@ -1,0 +1,68 @@
+// The extension's pure parts in Node: message validation (what a content script in a
+// hostile page may ask the background) and the locales (every locale has every message,
+// and the overlay's keys all exist).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { validateMessage, LIMITS } from '../../extension/messages.js';
+import { STRINGS_EN } from '../../web/ui/overlay.js';
+import { parseArgs, keyLine } from '../../scripts/package-extension.mjs';
+
+const self = { id: 'abc', extensionOrigin: 'chrome-extension://abc/' };
+const tab = { id: 'abc', tab: { id: 7 }, url: 'https://x.com/home' };
+const page = { id: 'abc', url: 'chrome-extension://abc/pages/options.html' };
+
+test('check messages: accepted from content scripts only, shape-checked', () => {
+  assert.equal(validateMessage({ type: 'check', texts: ['a', 'b'] }, tab, self), null);
+  assert.equal(validateMessage({ type: 'check', texts: [], context: { region: 'DE' } }, tab, self), null);
+  assert.match(validateMessage({ type: 'check', texts: ['a'] }, { ...tab, id: 'other' }, self),
+               /another extension/);
+  assert.match(validateMessage({ type: 'check', texts: ['a'] }, page, self), /only content scripts/);
+  assert.match(validateMessage({ type: 'check', texts: 'a' }, tab, self), /array/);
+  assert.match(validateMessage({ type: 'check', texts: ['a', 3] }, tab, self), /texts\[1\] is not a string/);
+  assert.match(validateMessage({ type: 'check', texts: ['x'.repeat(LIMITS.textChars + 1)] }, tab, self),
+               /texts\[0\] has 100001 characters/);
+  assert.match(validateMessage({ type: 'check', texts: Array(LIMITS.batch + 1).fill('a') }, tab, self),
+               /at most 500/);
+  assert.match(validateMessage({ type: 'check', texts: [], extra: 1 }, tab, self), /unexpected field "extra"/);
+  assert.match(validateMessage({ type: 'check', texts: [], context: { region: {} } }, tab, self),
+               /context.region/);
+  assert.match(validateMessage(null, tab, self), /object with a string "type"/);
+  assert.match(validateMessage({ type: 'eval' }, tab, self), /unknown message type "eval"/);
+});
+
+test('settings messages: accepted from the extension pages only', () => {
+  assert.equal(validateMessage({ type: 'status' }, page, self), null);
+  assert.equal(validateMessage({ type: 'subscribe', url: 'https://l.example/l.json', publicKey: 'RW' }, page, self), null);
+  assert.match(validateMessage({ type: 'subscribe', url: 'https://l', publicKey: 'RW' }, tab, self),
+               /only the extension's own pages/);
+  assert.match(validateMessage({ type: 'subscribe', url: 5, publicKey: 'RW' }, page, self), /must be strings/);
+  assert.match(validateMessage({ type: 'found', count: -1 }, tab, self), /non-negative/);
+});
+
+test('every locale has every message, and the overlay strings exist in English', () => {
+  const root = new URL('../../extension/_locales/', import.meta.url);
+  const en = JSON.parse(readFileSync(new URL('en/messages.json', root)));
+  for (const key of Object.keys(STRINGS_EN)) {
+    assert.equal(en[`overlay_${key}`]?.message, STRINGS_EN[key], `en overlay_${key}`);
+  }
+  const locales = readdirSync(root);
+  assert.ok(locales.length >= 3, `${locales.join(', ')}: English and at least two others`);
+  for (const locale of locales) {
+    const messages = JSON.parse(readFileSync(new URL(`${locale}/messages.json`, root)));
+    assert.deepEqual(Object.keys(messages).sort(), Object.keys(en).sort(), locale);
+    for (const [key, { message }] of Object.entries(messages)) {
+      // The {name} slots the overlay fills in must survive translation.
+      const slots = (s) => (s.match(/\{\w+\}|\$\d/g) ?? []).sort();
+      assert.deepEqual(slots(message), slots(en[key].message), `${locale} ${key}`);
+    }
+  }
+});
+
+test('package-extension: arguments and pinned keys are checked', () => {
+  assert.throws(() => parseArgs(['--default-list', 'https://l.example/l.json']), /go together/);
+  assert.throws(() => parseArgs(['--bogus']), /unknown argument --bogus/);
+  const demoKey = readFileSync(new URL('../../rules/keys/demo.pub', import.meta.url), 'utf8');
+  assert.equal(keyLine(demoKey, 'demo.pub'), demoKey.trim().split('\n')[1]);
+  assert.throws(() => keyLine('untrusted comment: x\nnot a key\n', 'k.pub'), /k.pub: not a minisign public key/);
+});
