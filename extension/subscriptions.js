@@ -8,7 +8,7 @@
 //
 // Only https URLs are fetched. The one exception is a build-time option for the e2e
 // tests (package-extension.mjs --test-allow-http-default-list): the packaged default
-// list URL itself, on 127.0.0.1, may be http. Nothing at runtime can widen that.
+// list URL itself (and its .minisig), on 127.0.0.1, may be http. Nothing at runtime can widen that.
 
 const MINUTE = 60_000;
 const UPDATE_EVERY = 6 * 60 * MINUTE;
@@ -49,7 +49,8 @@ export class Subscriptions {
     }
     if (parsed.protocol === 'https:') return null;
     const d = this.#config.defaultList;
-    if (this.#config.testAllowHttpDefaultList && d && url === d.url &&
+    if (this.#config.testAllowHttpDefaultList && d &&
+        (url === d.url || url === signatureUrl(d.url)) &&
         parsed.protocol === 'http:' && parsed.hostname === '127.0.0.1') {
       return null;
     }

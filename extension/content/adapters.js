@@ -8,6 +8,34 @@ const MAX_TEXT_CHARS = 100_000;  // messages.js LIMITS.textChars
 
 const squash = (text) => text.replace(/\s+/g, ' ').trim().slice(0, MAX_TEXT_CHARS);
 
+// Elements whose boundaries separate words (textContent would glue "<h2>Energy</h2>
+// <p>Wind" into "EnergyWind"); decided by tag, since computed styles cost layout work.
+const BREAKS = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL',
+  'DT', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR',
+  'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TD', 'TH', 'TR', 'UL']);
+const SKIP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'SVG', 'svg']);
+
+/** Returns the readable text of `root`: words kept apart across block elements, no
+ *  script or style text, nothing from factlens' own overlays. */
+function readableText(root) {
+  const parts = [];
+  const walk = (node) => {
+    for (let child = node.firstChild; child; child = child.nextSibling) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        parts.push(child.data);
+      } else if (child.nodeType === Node.ELEMENT_NODE && !SKIP.has(child.tagName) &&
+                 !child.hasAttribute(HOST_ATTRIBUTE)) {
+        const gap = BREAKS.has(child.tagName);
+        if (gap) parts.push(' ');
+        walk(child);
+        if (gap) parts.push(' ');
+      }
+    }
+  };
+  walk(root);
+  return squash(parts.join(''));
+}
+
 // X (x.com, twitter.com): cells are virtualised and recycled, so state is keyed by the
 // status id of the permalink that wraps the post's time, never by node.
 const X_ADAPTER = Object.freeze({
@@ -15,7 +43,8 @@ const X_ADAPTER = Object.freeze({
   selector: 'article[data-testid="tweet"]',
   textOf(post) {
     // The first tweetText is the post's own; a second one belongs to a quoted post.
-    return squash(post.querySelector('[data-testid="tweetText"]')?.textContent ?? '');
+    const text = post.querySelector('[data-testid="tweetText"]');
+    return text ? readableText(text) : '';
   },
   keyOf(post, text) {
     const link = post.querySelector('time')?.closest('a[href*="/status/"]');
@@ -36,7 +65,7 @@ const GENERIC_ADAPTER = Object.freeze({
     return !element.closest(X_ADAPTER.selector);
   },
   textOf(post) {
-    return squash(post.textContent ?? '');
+    return readableText(post);
   },
   keyOf(post, text) {
     return `text:${text}`;

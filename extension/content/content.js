@@ -47,10 +47,19 @@
   }
 
   // Added nodes: the posts around and inside them.
+  // A page that clones DOM (some re-renders and virtual lists do) copies our hosts
+  // without their shadow roots: empty leftovers, removed here; the copied post gets an
+  // overlay of its own.
+  const dropCopiedHost = (host) => { if (!hostTargets.has(host)) host.remove(); };
   function scan(node) {
-    if (node.nodeType === Node.ELEMENT_NODE && node.hasAttribute(HOST_ATTRIBUTE)) return;
+    if (node.nodeType === Node.ELEMENT_NODE && node.hasAttribute(HOST_ATTRIBUTE)) {
+      dropCopiedHost(node);
+      return;
+    }
     const element = scanUp(node);
-    if (element) for (const el of element.querySelectorAll(allSelectors)) queue(el);
+    if (!element) return;
+    for (const host of element.querySelectorAll(`[${HOST_ATTRIBUTE}]`)) dropCopiedHost(host);
+    for (const el of element.querySelectorAll(allSelectors)) queue(el);
   }
 
   async function classify(texts) {

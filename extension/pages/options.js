@@ -34,3 +34,5 @@ document.getElementById('add').addEventListener('submit', async (event) => {
 
 document.getElementById('update').addEventListener('click', async () => refresh(await ask({ type: 'update' })));
 refresh();
+// Downloads finish in the background: redraw when the stored state changes.
+chrome.storage.onChanged.addListener((changes, area) => { if (area === 'local') refresh(); });

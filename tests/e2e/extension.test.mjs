@@ -168,6 +168,8 @@ test('labels, demotes and hides the right posts with the signed default list', a
     // Privacy: only the list and its signature leave the page's origin, no request
     // carries post text, and the list server saw nothing but those two downloads.
     const allowed = new Set([`${lists.url}/demo.json`, `${lists.url}/demo.json.minisig`]);
+    // The recording sees the service worker's downloads too (so it would see others).
+    assert.ok(requests.some((r) => r.url === `${lists.url}/demo.json.minisig`), 'worker requests recorded');
     for (const { url, body } of requests) {
       const { protocol, origin } = new URL(url);
       if (protocol === 'chrome-extension:' || origin === pages.url) continue;
