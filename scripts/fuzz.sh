@@ -21,7 +21,7 @@ cmake --build build/fuzz -j "$(nproc)"
 
 # Seeds: lists, posts and signature files the tests already use.
 seeds=build/fuzz/seeds
-rm -rf "$seeds"; mkdir -p "$seeds"/{list,normalize,verify,match}
+rm -rf "$seeds"; mkdir -p "$seeds"/{list,normalize,verify,match,claimreview,compiled}
 for f in tests/fixtures/lists/*/*.json tests/fixtures/cases/list.json rules/examples/*.json; do
   cp "$f" "$seeds/list/$(echo "$f" | tr / _)"
 done
@@ -41,10 +41,16 @@ node -e '
 ' "$seeds"
 cp rules/keys/*.pub rules/keys/*.key "$seeds/verify/"
 [ -f build/demo/demo.json.minisig ] && cp build/demo/demo.json.minisig "$seeds/verify/"
+cp tests/fixtures/claimreview/* "$seeds/claimreview/"
+# Compiled forms of the lists the tests use, written by the native CLI.
+for f in rules/examples/demo.json tests/fixtures/cases/list.json; do
+  build/bin/factlens compile --list "$f" --allow-unsigned -o "$seeds/compiled/$(basename "$f" .json).flc" \
+    >/dev/null 2>&1 || echo "fuzz: could not compile $f for a seed" >&2
+done
 
 mkdir -p build/fuzz/crashes
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(list normalize verify match)
+[ ${#targets[@]} -gt 0 ] || targets=(list normalize verify match claimreview compiled)
 failed=0
 for t in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$t; mkdir -p "$corpus"
