@@ -48,10 +48,12 @@ test('editing a rule changes the verdict live', async () => {
   assert.notEqual(edited, text);
   await page.fill('#list-editor', edited);  // an input event, as typing gives
   await page.waitForFunction(() => document.querySelector('#results li').dataset.action === 'label');
-  assert.match(await page.$eval('#results li', (li) => li.textContent), /satire, low · score 0\.90/);
-  // Highlighted spans are the matched words of the post.
+  // The similarity match (0.9998, shown as 1.00) now leads the pattern match (0.90).
+  assert.match(await page.$eval('#results li', (li) => li.textContent), /satire, low · score 1\.00/);
+  // Highlighted spans are the matched words of the post: those of the leading
+  // (similarity) match, the words it shares with the claim's phrasings.
   assert.deepEqual(await page.$$eval('#results li:first-child mark', (m) => m.map((x) => x.textContent)),
-    ['The earth is flat']);
+    ['The earth is flat and NASA']);
   // A new post typed into the posts box is checked too.
   await page.fill('#posts-editor', 'Those are contrails, not chemtrails\nchemtrails over London again');
   await page.waitForFunction(() => document.querySelectorAll('#results li').length === 2 &&
