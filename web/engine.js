@@ -221,6 +221,25 @@ class Engine {
 /** @type {Map<string, Promise<object>>} one module instance per wasm URL */
 const modules = new Map();
 
+// Returns the module instance for `wasmUrl`, instantiating it on first use.
+function loadCore(wasmUrl, readBytes) {
+  const key = String(wasmUrl);
+  let module = modules.get(key);
+  if (!module) {
+    module = (async () => {
+      const args = {};
+      // Emscripten 3.1.6's loader would fetch() a file path under Node 18+; hand it
+      // the bytes instead.
+      if (readBytes) args.wasmBinary = await readBytes(wasmUrl);
+      else args.locateFile = () => key;
+      return createFactlensCore(args);
+    })();
+    modules.set(key, module);
+    module.catch(() => modules.delete(key));
+  }
+  return module;
+}
+
 /**
  * Returns an engine factory. `readBytes(url)` returns the wasm bytes (Node), or is
  * null in browsers, where the Emscripten loader streams the file from the URL.
@@ -228,31 +247,88 @@ const modules = new Map();
  * @param {((url: URL | string) => Promise<Uint8Array>) | null} readBytes
  */
 export function engineFactory(defaultWasmUrl, readBytes) {
-  function loadCore(wasmUrl) {
-    const key = String(wasmUrl);
-    let module = modules.get(key);
-    if (!module) {
-      module = (async () => {
-        const args = {};
-        // Emscripten 3.1.6's loader would fetch() a file path under Node 18+; hand it
-        // the bytes instead.
-        if (readBytes) args.wasmBinary = await readBytes(wasmUrl);
-        else args.locateFile = () => key;
-        return createFactlensCore(args);
-      })();
-      modules.set(key, module);
-      module.catch(() => modules.delete(key));
-    }
-    return module;
-  }
-
   /**
    * Creates an engine. The wasm file is found next to the package entry; pass
    * `wasmUrl` to serve it from elsewhere.
    * @param {{ wasmUrl?: string | URL }} [options]
    */
   return async function createEngine(options = {}) {
-    const core = await loadCore(options.wasmUrl ?? defaultWasmUrl);
+    const core = await loadCore(options.wasmUrl ?? defaultWasmUrl, readBytes);
     return new Engine(core, new core.Engine());
+  };
+}
+
+// ---- ClaimReview import --------------------------------------------------------
+
+const IMPORT_STRINGS = ['pageUrl', 'merge', 'ratings', 'listId', 'listName', 'publisher',
+  'publisherUrl', 'severity'];
+
+function importOptionsJson(options) {
+  if (options === null || typeof options !== 'object') {
+    throw new FactlensError('argument', 'options must be an object');
+  }
+  const opts = {};
+  for (const name of IMPORT_STRINGS) {
+    if (options[name] != null) {
+      if (typeof options[name] !== 'string') {
+        throw new FactlensError('argument', `${name} must be a string`);
+      }
+      opts[name] = name === 'merge' || name === 'ratings' ? wellFormed(options[name]) : options[name];
+    }
+  }
+  if (options.keywords != null) {
+    if (typeof options.keywords !== 'boolean') {
+      throw new FactlensError('argument', 'keywords must be a boolean');
+    }
+    opts.keywords = options.keywords;
+  }
+  const now = options.now ?? Date.now();
+  const nowMs = now instanceof Date ? now.getTime() : now;
+  if (!Number.isFinite(nowMs)) throw new FactlensError('argument', 'now must be a Date or milliseconds');
+  opts.now = Math.floor(nowMs / 1000);
+  return JSON.stringify(opts);
+}
+
+// The engine counts columns in UTF-8 bytes (as the CLI prints them); JavaScript
+// editors count UTF-16 code units. Converts each message's column for `text`.
+function utf16Messages(text, messages) {
+  const encoder = new TextEncoder();
+  let lines;
+  return messages.map((m) => {
+    if (m.line == null) return { severity: m.severity, line: null, column: null, message: m.message };
+    lines ??= text.split('\n');
+    const line = lines[m.line - 1] ?? '';
+    let bytes = m.column - 1;
+    let column = 1;
+    for (const ch of line) {
+      if (bytes <= 0) break;
+      bytes -= encoder.encode(ch).length;
+      column += ch.length;
+    }
+    return { severity: m.severity, line: m.line, column, message: m.message };
+  });
+}
+
+/**
+ * Returns the ClaimReview importer (`factlens import` in the engine). See
+ * index.d.ts importClaimReview.
+ * @param {URL} defaultWasmUrl
+ * @param {((url: URL | string) => Promise<Uint8Array>) | null} readBytes
+ */
+export function importerFactory(defaultWasmUrl, readBytes) {
+  return async function importClaimReview(text, options = {}) {
+    // A byte-order mark is dropped here so that positions count from the text's start.
+    const input = wellFormed(text).replace(/^\uFEFF/, '');
+    const optionsJson = importOptionsJson(options);
+    const core = await loadCore(options.wasmUrl ?? defaultWasmUrl, readBytes);
+    const result = JSON.parse(core.importClaimReview(input, optionsJson));
+    const messages = utf16Messages(input, result.messages);
+    if (!result.ok) {
+      const error = new FactlensError(result.kind, result.message);
+      error.messages = messages;
+      throw error;
+    }
+    delete result.ok;
+    return { ...result, messages };
   };
 }

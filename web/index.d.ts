@@ -8,6 +8,8 @@ export type ErrorKind =
 export class FactlensError extends Error {
   constructor(kind: ErrorKind, message: string);
   readonly kind: ErrorKind;
+  /** From importClaimReview(): the importer's reports up to the failure. */
+  messages?: ImportMessage[];
 }
 
 export type Rating = 'false' | 'altered' | 'partly_false' | 'missing_context' | 'satire' | 'true';
@@ -175,6 +177,83 @@ export interface CreateEngineOptions {
 }
 
 export function createEngine(options?: CreateEngineOptions): Promise<Engine>;
+
+export interface ImportOptions {
+  /** The page's address, to resolve relative review links (an HTML page's
+   *  <link rel="canonical"> or og:url is used otherwise). */
+  pageUrl?: string;
+  /** A factlens/1 list to update (as `factlens import --merge`): rules are found
+   *  again by review URL and keep their ids and hand-written fields, new claims are
+   *  added, no rule is dropped, the version grows by one if anything changed. */
+  merge?: string;
+  /** A ratings table's JSON text (rules/README.md); default: rules/ratings.json,
+   *  built into the wasm module. */
+  ratings?: string;
+  /** A new list's metadata (ignored with `merge`); defaults from the first review. */
+  listId?: string;
+  listName?: string;
+  publisher?: string;
+  publisherUrl?: string;
+  /** Severity of new rules; default 'medium'. */
+  severity?: Severity;
+  /** Also derive a keyword set from each new claim (`factlens import --keywords`). */
+  keywords?: boolean;
+  /** The clock for issued/expires (default: now). */
+  now?: Date | number;
+  /** Where the .wasm file is served; defaults to next to this module. */
+  wasmUrl?: string | URL;
+}
+
+/** A report of the importer: a review left out (`error`) or fixed up (`warning`). */
+export interface ImportMessage {
+  severity: 'error' | 'warning';
+  /** 1-based position in the imported text; null when the report has none. */
+  line: number | null;
+  /** 1-based, in UTF-16 code units (JavaScript string indices + 1). */
+  column: number | null;
+  message: string;
+}
+
+export interface ImportChange {
+  kind: 'added' | 'updated' | 'unchanged' | 'kept';
+  ruleId: string;
+  /** What changed, or why the rule was kept. */
+  detail: string;
+}
+
+export interface ImportResult {
+  /** The factlens/1 list (JSON text, 2-space indented): new, or `merge` updated.
+   *  It parses; load it with `allowUnsigned` to try it, sign it to publish it. */
+  list: string;
+  /** 'json-ld', 'json-ld @graph', 'json-ld DataFeed', 'json-ld array', 'html',
+   *  'fact-check-tools'. */
+  shape: string;
+  /** ClaimReviews read from the text. */
+  reviews: number;
+  added: number;
+  updated: number;
+  unchanged: number;
+  kept: number;
+  /** Reviews reported and left out. */
+  skipped: number;
+  version: number;
+  versionBumped: boolean;
+  /** One per rule of the list. */
+  changes: ImportChange[];
+  messages: ImportMessage[];
+}
+
+/**
+ * Imports schema.org ClaimReview markup (JSON-LD, an HTML page with
+ * <script type="application/ld+json"> blocks, or a Fact Check Tools claims:search
+ * response) as factlens/1 rules, exactly as `factlens import` does: one
+ * `match.similar` rule per claim. Unknown ratings, reviews without a claim or date,
+ * and links that are not https are reported in `messages` and left out, never
+ * guessed. Throws FactlensError (`format`: the text is none of these shapes, the
+ * `merge` list does not parse, or no rule results; `error.messages` says why;
+ * `argument`: bad options).
+ */
+export function importClaimReview(text: string, options?: ImportOptions): Promise<ImportResult>;
 
 export interface AnnotateOptions {
   /** The engine whose lists and policy decide; annotate() never disposes it. */

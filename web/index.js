@@ -6,7 +6,7 @@
 //   const engine = await createEngine();
 //   engine.loadList(listText, { signature, publicKey, lastVersion });
 //   const verdict = engine.check(postText, { region: 'DE' });
-import { engineFactory } from './engine.js';
+import { engineFactory, importerFactory } from './engine.js';
 
 export { FactlensError } from './engine.js';
 export { annotate } from './annotate.js';
@@ -20,6 +20,10 @@ async function readFileBytes(url) {
   return readFile(url instanceof URL || !/^[a-z]+:/i.test(url) ? url : new URL(url));
 }
 
+const wasmUrl = new URL('./dist/factlens-core.wasm', import.meta.url);
+
 /** Creates an engine; see index.d.ts. */
-export const createEngine = engineFactory(
-  new URL('./dist/factlens-core.wasm', import.meta.url), isNode ? readFileBytes : null);
+export const createEngine = engineFactory(wasmUrl, isNode ? readFileBytes : null);
+
+/** Imports ClaimReview markup as factlens/1 rules; see index.d.ts. */
+export const importClaimReview = importerFactory(wasmUrl, isNode ? readFileBytes : null);

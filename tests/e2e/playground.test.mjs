@@ -131,3 +131,79 @@ test('a signed list loads by URL with its key; a wrong key or signature is refus
   assert.equal(await firstAction(), 'none');  // the posts from the earlier test, checked anew
   assert.deepEqual(errors, []);
 });
+
+test('a pasted ClaimReview snippet adds its rule to the list, labels a post, and reports what it left out', async () => {
+  await page.click('#import summary');
+  const before = JSON.parse(await listText());
+  // Two reviews: one to import, one whose rating no table knows (and which tries
+  // to smuggle markup into the page through the importer's message).
+  const snippet = JSON.stringify([
+    { '@context': 'https://schema.org', '@type': 'ClaimReview',
+      url: 'https://desk.example/checks/seawater-cures-flu',
+      claimReviewed: 'Drinking seawater cures the flu.',
+      headline: 'Seawater does not cure the flu', datePublished: '2025-03-01',
+      author: { '@type': 'Organization', name: 'Desk' },
+      reviewRating: { '@type': 'Rating', alternateName: 'False' } },
+    { '@context': 'https://schema.org', '@type': 'ClaimReview',
+      url: 'https://desk.example/checks/odd',
+      claimReviewed: 'An odd claim.', datePublished: '2025-03-02',
+      reviewRating: { '@type': 'Rating', alternateName: '<img src=x onerror=alert(1)>Wobbly' } },
+  ], null, 2);
+  await page.fill('#posts-editor', 'drinking seawater really cures the flu, try it\nLovely sunset tonight');
+  await page.fill('#import-text', snippet);
+  await page.click('#import-form button[type=submit]');
+  await page.waitForFunction(() => /added/.test(document.querySelector('#import-status').textContent));
+  const importStatus = await page.$eval('#import-status', (s) => s.textContent);
+  assert.match(importStatus, /^json-ld array: 2 review\(s\) read; 1 added \(([\w-]+)\), 0 updated, 0 unchanged, 11 kept, 1 left out; version 2; 1 problem\(s\) below$/);
+  const [, ruleId] = /added \(([\w-]+)\)/.exec(importStatus);
+
+  // The rule is in the edited list, beside every rule it had (same ids, same content).
+  await page.waitForFunction(() => / v2: 12 rules/.test(document.querySelector('#list-status').textContent));
+  const after = JSON.parse(await listText());
+  assert.deepEqual(after.rules.slice(0, before.rules.length), before.rules);
+  const rule = after.rules.find((r) => r.id === ruleId);
+  assert.deepEqual(rule.match.similar, ['Drinking seawater cures the flu.']);
+  assert.equal(rule.rating, 'false');
+
+  // A post close to the claim is matched by the new rule (claim similarity).
+  await page.waitForFunction((id) => document.querySelector('#results li .meta')?.textContent.startsWith(id),
+    ruleId);
+  assert.notEqual(await firstAction(), 'none');
+  assert.match(await page.$eval('#results li .meta', (m) => m.textContent), new RegExp(`^${ruleId} \\(similar, `));
+  assert.equal(await page.$eval('#results li:nth-child(2)', (li) => li.dataset.action), 'none');
+
+  // The review left out is reported at its position in the pasted text, as text.
+  const messages = await page.$$eval('#import-messages li', (items) =>
+    items.map((li) => ({ cls: li.className, text: li.textContent, line: li.dataset.line })));
+  assert.equal(messages.length, 1);
+  const lines = snippet.split('\n');
+  const reviewLine = lines.findIndex((l, i) => i > 1 && l === '  {') + 1;  // the second review
+  assert.equal(messages[0].cls, 'error');
+  assert.equal(messages[0].text, `line ${reviewLine}, column 3: error: unknown rating ` +
+    '"<img src=x onerror=alert(1)>Wobbly" (review https://desk.example/checks/odd): add it to the ' +
+    'ratings table (rules/ratings.json, or your own: --ratings FILE, the ratings option in ' +
+    'JavaScript); skipped');
+  assert.equal(await page.$$eval('#import-messages img, #import-status img', (n) => n.length), 0);
+  // Clicking the message puts the caret on the review in the pasted text.
+  await page.click('#import-messages li');
+  const caret = await page.$eval('#import-text', (t) => {
+    const before = t.value.slice(0, t.selectionStart).split('\n');
+    return [before.length, before[before.length - 1].length + 1];
+  });
+  assert.deepEqual(caret, [reviewLine, 3]);
+
+  // Importing the same snippet again changes nothing (the rule is found by its URL).
+  await page.click('#import-form button[type=submit]');
+  await page.waitForFunction(() => /1 unchanged/.test(document.querySelector('#import-status').textContent));
+  assert.equal(JSON.parse(await listText()).list.version, 2);
+
+  // Text that is no ClaimReview at all: nothing imported, the list untouched.
+  const kept = await listText();
+  await page.fill('#import-text', 'not a fact-check');
+  await page.click('#import-form button[type=submit]');
+  await page.waitForFunction(() => /^Nothing imported/.test(document.querySelector('#import-status').textContent));
+  assert.match(await page.$eval('#import-status', (s) => s.textContent),
+    /^Nothing imported \(format\): neither JSON nor an HTML page/);
+  assert.equal(await listText(), kept);
+  assert.deepEqual(errors, []);
+});

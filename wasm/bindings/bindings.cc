@@ -13,6 +13,7 @@
 #include <cmath>
 #include <string>
 
+#include "factlens/claimreview.h"
 #include "factlens/engine.h"
 #include "nlohmann/json.hpp"
 
@@ -234,12 +235,102 @@ std::string MemoryStats() {
       .dump();
 }
 
+json MessageJson(const ImportMessage& m) {
+  json j = {{"severity", m.error ? "error" : "warning"}, {"message", m.message}};
+  if (m.where.line > 0) {
+    j["line"] = m.where.line;
+    j["column"] = m.where.column;  // UTF-8 bytes; web/engine.js counts UTF-16 units
+    j["offset"] = m.where.offset;
+  }
+  return j;
+}
+
+// ClaimReview markup in, a factlens/1 list out: the run `factlens import` makes
+// (claimreview.h ImportClaimReviews) on one input. `options_json`: {pageUrl,
+// merge (a list to update), ratings (a table's JSON text), listId, listName,
+// publisher, publisherUrl, severity, keywords, now (unix seconds)}. Returns {"ok":
+// true, list, shape, reviews, added, updated, unchanged, kept, skipped, version,
+// versionBumped, changes, messages}, or {"ok":false, kind, message, messages}:
+// the importer's reports are returned either way.
+std::string ImportClaimReview(const std::string& text, const std::string& options_json) {
+  auto fail = [](const Status& s, const json& messages) {
+    return json({{"ok", false},
+                 {"kind", ErrorKindName(s.kind())},
+                 {"message", s.message()},
+                 {"messages", messages}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  json o = json::parse(options_json, nullptr, false);
+  if (!o.is_object()) {
+    return fail(Status(ErrorKind::kFormat, "options: not an object"), json::array());
+  }
+  ImportOptions options;
+  std::string page_url, merge, ratings, severity = "medium";
+  if (!OptionalString(o, "pageUrl", &page_url) || !OptionalString(o, "merge", &merge) ||
+      !OptionalString(o, "ratings", &ratings) ||
+      !OptionalString(o, "listId", &options.list_id) ||
+      !OptionalString(o, "listName", &options.list_name) ||
+      !OptionalString(o, "publisher", &options.publisher_name) ||
+      !OptionalString(o, "publisherUrl", &options.publisher_url) ||
+      !OptionalString(o, "severity", &severity)) {
+    return fail(Status(ErrorKind::kFormat, "options: a string field has another type"),
+                json::array());
+  }
+  if (!ParseSeverity(severity, &options.severity)) {
+    return fail(Status(ErrorKind::kFormat,
+                       "options.severity: \"" + severity + "\" is not a severity"),
+                json::array());
+  }
+  auto keywords = o.find("keywords");
+  options.derive_keywords =
+      keywords != o.end() && keywords->is_boolean() && keywords->get<bool>();
+  auto now = o.find("now");
+  if (now != o.end() && now->is_number_integer()) options.now_unix = now->get<int64_t>();
+
+  RatingTable table;
+  Status s = ratings.empty() ? RatingTable::BuiltIn(&table)
+                             : RatingTable::Parse(ratings, &table);
+  if (!s.ok()) {
+    return fail(Status(s.kind(), "options.ratings: " + s.message()), json::array());
+  }
+  ImportRun run;
+  s = ImportClaimReviews({text}, page_url, table, options, merge, &run);
+  json messages = json::array();
+  for (const ImportRun::Input& input : run.inputs) {
+    for (const ImportMessage& m : input.messages) messages.push_back(MessageJson(m));
+  }
+  for (const ImportMessage& m : run.report.messages) messages.push_back(MessageJson(m));
+  if (!s.ok()) return fail(s, messages);
+
+  const ImportReport& r = run.report;
+  json changes = json::array();
+  static const char* const kKinds[] = {"added", "updated", "unchanged", "kept"};
+  for (const ImportChange& c : r.changes) {
+    changes.push_back({{"kind", kKinds[c.kind]}, {"ruleId", c.rule_id}, {"detail", c.detail}});
+  }
+  return json({{"ok", true},
+               {"list", run.list_text},
+               {"shape", run.inputs.empty() ? "" : run.inputs[0].shape},
+               {"reviews", run.inputs.empty() ? 0 : run.inputs[0].reviews},
+               {"added", r.added},
+               {"updated", r.updated},
+               {"unchanged", r.unchanged},
+               {"kept", r.kept},
+               {"skipped", r.skipped},
+               {"version", r.version},
+               {"versionBumped", r.version_bumped},
+               {"changes", std::move(changes)},
+               {"messages", std::move(messages)}})
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 }  // namespace factlens
 
 EMSCRIPTEN_BINDINGS(factlens) {
   using factlens::EngineBinding;
   emscripten::function("memoryStats", &factlens::MemoryStats);
+  emscripten::function("importClaimReview", &factlens::ImportClaimReview);
   emscripten::class_<EngineBinding>("Engine")
       .constructor<>()
       .function("loadList", &EngineBinding::LoadList)

@@ -9,11 +9,6 @@
 namespace factlens::cli {
 namespace {
 
-// rules/ratings.json, embedded at build time so the binary works anywhere.
-const char kDefaultRatings[] =
-#include "factlens_ratings.inc"
-    ;
-
 const char kImportHelp[] =
     "usage: factlens import FILE... [-o OUT] [--merge LIST] [--ratings FILE]\n"
     "                       [--page-url URL] [--keywords] [--severity S]\n"
@@ -108,18 +103,20 @@ int Import(const Args& args) {
   if (!now.empty() && !ParseRfc3339(now, &options.now_unix)) {
     return UsageError("import", "--now needs an RFC 3339 time", kImportHelp);
   }
-  std::string error, ratings_text = kDefaultRatings, ratings_name = "rules/ratings.json";
+  std::string error;
+  RatingTable table;
+  Status s = RatingTable::BuiltIn(&table);
   if (!ratings_file.empty()) {
+    std::string ratings_text;
     if (!ReadFile(ratings_file, &ratings_text, &error)) {
       std::cerr << error << "\n";
       return kExitUsage;
     }
-    ratings_name = ratings_file;
+    s = RatingTable::Parse(ratings_text, &table);
+    if (!s.ok()) s = Status(s.kind(), ratings_file + ": error: " + s.message());
   }
-  RatingTable table;
-  Status s = RatingTable::Parse(ratings_text, &table);
   if (!s.ok()) {
-    std::cerr << ratings_name << ": error: " << s.message() << "\n";
+    std::cerr << s.message() << "\n";
     return kExitUsage;
   }
   std::string existing;
@@ -127,47 +124,34 @@ int Import(const Args& args) {
     std::cerr << error << "\n";
     return kExitUsage;
   }
-
-  size_t errors = 0;
-  std::vector<ImportedReview> reviews;
-  std::vector<std::string> review_files;  // parallel to reviews, for messages
-  for (const std::string& input : inputs) {
-    std::string text;
-    if (!ReadFile(input, &text, &error)) {
+  std::vector<std::string> texts(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!ReadFile(inputs[i], &texts[i], &error)) {
       std::cerr << error << "\n";
       return kExitUsage;
     }
-    ExtractResult result;
-    s = ExtractClaimReviews(text, page_url, &result);
-    if (!s.ok()) {
-      std::cerr << input << ": error: " << s.message() << "\n";
-      return kExitUsage;
-    }
-    std::cerr << input << ": " << result.shape << ", " << result.reviews.size()
-              << " review(s) read\n";
-    for (const ImportMessage& m : result.messages) {
-      std::cerr << Located(input, m) << "\n";
+  }
+
+  // The same run as the wasm importer's (claimreview.h ImportClaimReviews).
+  ImportRun run;
+  s = ImportClaimReviews(std::vector<std::string_view>(texts.begin(), texts.end()),
+                         page_url, table, options, existing, &run);
+  size_t errors = 0;
+  for (size_t i = 0; i < run.inputs.size(); ++i) {
+    std::cerr << inputs[i] << ": " << run.inputs[i].shape << ", "
+              << run.inputs[i].reviews << " review(s) read\n";
+    for (const ImportMessage& m : run.inputs[i].messages) {
+      std::cerr << Located(inputs[i], m) << "\n";
       if (m.error) ++errors;
     }
-    for (ImportedReview& r : result.reviews) {
-      reviews.push_back(std::move(r));
-      review_files.push_back(input);
-    }
   }
-  std::string list_text;
-  ImportReport report;
-  s = BuildList(reviews, table, options, existing, &list_text, &report);
-  // Messages carry positions in their own input file; find it by position owner.
+  if (run.failed_input >= 0) {
+    std::cerr << inputs[run.failed_input] << ": error: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const ImportReport& report = run.report;
   for (const ImportMessage& m : report.messages) {
-    std::string file = inputs.size() == 1 ? inputs[0] : "import";
-    for (size_t i = 0; i < reviews.size(); ++i) {
-      if (reviews[i].where.offset == m.where.offset &&
-          reviews[i].where.line == m.where.line && m.where.line > 0) {
-        file = review_files[i];
-        break;
-      }
-    }
-    std::cerr << Located(file, m) << "\n";
+    std::cerr << Located(inputs[m.input], m) << "\n";
     if (m.error) ++errors;
   }
   if (!s.ok()) {
@@ -188,8 +172,8 @@ int Import(const Args& args) {
             << (report.version_bumped ? " (bumped)" : "") << "\n";
   if (out.empty() && !merge.empty()) out = merge;
   if (out.empty() || out == "-") {
-    std::cout << list_text;
-  } else if (!WriteFileAtomic(out, list_text, 0644, &error)) {
+    std::cout << run.list_text;
+  } else if (!WriteFileAtomic(out, run.list_text, 0644, &error)) {
     std::cerr << error << "\n";
     return kExitUsage;
   }

@@ -232,7 +232,8 @@ class Extractor {
     }
     if (base_.empty()) {
       Error(at, std::string(what) + " \"" + raw +
-                    "\" is relative and the page URL is unknown (give --page-url); "
+                    "\" is relative and the page URL is unknown (give it: --page-url, "
+                    "or pageUrl in JavaScript); "
                     "skipped");
       return false;
     }
@@ -713,6 +714,17 @@ Status RatingTable::Parse(std::string_view json_text, RatingTable* out) {
   return Status::Ok();
 }
 
+Status RatingTable::BuiltIn(RatingTable* out) {
+  // rules/ratings.json, embedded at build time (CMakeLists.txt) so that the CLI and
+  // the wasm module work anywhere. Parsed per call: 3.5 KB, once per import.
+  static const char kText[] =
+#include "factlens_ratings.inc"
+      ;
+  Status s = Parse(kText, out);
+  if (!s.ok()) return Status(s.kind(), "rules/ratings.json (built in): " + s.message());
+  return s;
+}
+
 bool RatingTable::Lookup(std::string_view textual_rating, Rating* out) const {
   auto it = map_.find(NormalizeToString(textual_rating));
   if (it == map_.end()) return false;
@@ -736,8 +748,9 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
       report->messages.push_back(
           {true, r.where,
            "unknown rating \"" + r.textual_rating + "\" (review " + r.url +
-               "): add it to the ratings table (rules/ratings.json or --ratings FILE); "
-               "skipped"});
+               "): add it to the ratings table (rules/ratings.json, or your own: "
+               "--ratings FILE, the ratings option in JavaScript); skipped",
+           r.input});
       ++report->skipped;
       continue;
     }
@@ -818,7 +831,8 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
       }
       report->messages.push_back(
           {true, claim.reviews[0].first->where,
-           "the reviews of \"" + best->claim + "\" disagree: " + detail + "; skipped"});
+           "the reviews of \"" + best->claim + "\" disagree: " + detail + "; skipped",
+           claim.reviews[0].first->input});
       ++report->skipped;
       continue;
     }
@@ -840,7 +854,7 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
         --cut;
       claim_text = claim_text.substr(0, cut) + "...";
       report->messages.push_back(
-          {false, best->where, "claim longer than 1000 bytes: cut"});
+          {false, best->where, "claim longer than 1000 bytes: cut", best->input});
     }
 
     // Find the rule again: the only rule with this review URL when this URL
@@ -932,7 +946,8 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
       } else {
         report->messages.push_back(
             {false, best->where,
-             "claim \"" + claim_text + "\" has too few content words for keywords"});
+             "claim \"" + claim_text + "\" has too few content words for keywords",
+             best->input});
       }
     }
     if (!best->appearances.empty()) match["urls"] = best->appearances;
@@ -980,6 +995,29 @@ Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& 
   if (!s.ok())
     return Status(s.kind(), "the imported list does not parse: " + s.message());
   return Status::Ok();
+}
+
+Status ImportClaimReviews(const std::vector<std::string_view>& inputs,
+                          std::string_view page_url, const RatingTable& table,
+                          const ImportOptions& options, std::string_view existing,
+                          ImportRun* run) {
+  *run = ImportRun();
+  std::vector<ImportedReview> reviews;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ExtractResult result;
+    Status s = ExtractClaimReviews(inputs[i], page_url, &result);
+    if (!s.ok()) {
+      run->failed_input = static_cast<int>(i);
+      return s;
+    }
+    for (ImportMessage& m : result.messages) m.input = i;
+    run->inputs.push_back({result.shape, result.reviews.size(), std::move(result.messages)});
+    for (ImportedReview& r : result.reviews) {
+      r.input = i;
+      reviews.push_back(std::move(r));
+    }
+  }
+  return BuildList(reviews, table, options, existing, &run->list_text, &run->report);
 }
 
 }  // namespace factlens

@@ -1,7 +1,8 @@
 // The demo page: a sample feed annotated by annotate() with the demo list, and a rule
-// playground (edit a list, see verdicts live; load a signed list by URL and key).
+// playground (edit a list, see verdicts live; import ClaimReview markup into it; load a
+// signed list by URL and key).
 // Everything from lists, posts and the network is put in the page with textContent.
-import { createEngine, annotate, FactlensError } from '../browser.js';
+import { createEngine, annotate, importClaimReview, FactlensError } from '../browser.js';
 import { isHttpsUrl } from '../ui/overlay.js';
 
 const $ = (id) => document.getElementById(id);
@@ -246,6 +247,71 @@ async function loadSigned(event) {
   }
 }
 
+// ClaimReview import: the engine's importer (the code `factlens import --merge` runs)
+// merges the snippet's claims into the list being edited. Its reports point into the
+// pasted text; the snippet is hostile like any page, so all of it goes in as text.
+function showImportMessages(messages) {
+  const list = $('import-messages');
+  list.replaceChildren();
+  for (const m of messages) {
+    const where = m.line != null ? `line ${m.line}, column ${m.column}: ` : '';
+    const item = el('li', `${where}${m.severity}: ${m.message}`, m.severity);
+    if (m.line != null) {
+      item.dataset.line = String(m.line);
+      item.title = 'Show in the pasted text';
+      item.addEventListener('click', () => {
+        const editor = $('import-text');
+        const lines = editor.value.split('\n');
+        const offset = lines.slice(0, m.line - 1).reduce((n, l) => n + l.length + 1, 0) +
+          m.column - 1;
+        editor.focus();
+        editor.setSelectionRange(offset, Math.min(offset + 1, editor.value.length));
+      });
+    }
+    list.append(item);
+  }
+}
+
+async function importSnippet(event) {
+  event.preventDefault();
+  const status = $('import-status');
+  const text = $('import-text').value;
+  if (!text.trim()) {
+    status.className = 'status error';
+    status.textContent = 'Paste ClaimReview JSON-LD or an HTML page first.';
+    return;
+  }
+  status.className = 'status';
+  status.textContent = 'Importing...';
+  try {
+    const result = await importClaimReview(text, {
+      merge: $('list-editor').value,
+      pageUrl: $('import-page-url').value.trim() || undefined,
+      keywords: $('import-keywords').checked,
+    });
+    showImportMessages(result.messages);
+    const added = result.changes.filter((c) => c.kind === 'added').map((c) => c.ruleId);
+    const updated = result.changes.filter((c) => c.kind === 'updated').map((c) => c.ruleId);
+    const problems = result.messages.filter((m) => m.severity === 'error').length;
+    status.className = problems ? 'status error' : 'status ok';
+    status.textContent = `${result.shape}: ${result.reviews} review(s) read; ` +
+      `${result.added} added${added.length ? ` (${added.join(', ')})` : ''}, ` +
+      `${result.updated} updated${updated.length ? ` (${updated.join(', ')})` : ''}, ` +
+      `${result.unchanged} unchanged, ${result.kept} kept, ${result.skipped} left out` +
+      (result.versionBumped ? `; version ${result.version}` : '') +
+      (problems ? `; ${problems} problem(s) below` : '');
+    if (result.added || result.updated || result.versionBumped) {
+      $('list-editor').value = result.list;
+      loadDraft();
+    }
+  } catch (error) {
+    if (!(error instanceof FactlensError)) throw error;
+    showImportMessages(error.messages ?? []);
+    status.className = 'status error';
+    status.textContent = `Nothing imported (${error.kind}): ${error.message}`;
+  }
+}
+
 async function startPlayground(listText) {
   playground = await createEngine();
   $('list-editor').value = listText;
@@ -260,6 +326,11 @@ async function startPlayground(listText) {
   $('posts-editor').addEventListener('input', debounce(renderResults, 100));
   $('region').addEventListener('input', debounce(renderResults, 100));
   $('signed-form').addEventListener('submit', loadSigned);
+  $('import-form').addEventListener('submit', importSnippet);
+  $('import-sample').addEventListener('click', () => {
+    fetchText('/lists/claimreview-sample.html').then((page) => { $('import-text').value = page; },
+      (error) => { $('import-status').textContent = `Failed: ${error.message}`; });
+  });
   // The demo key, to try the signed-list path against /signed/demo.json (npm start
   // signs the demo list with it). Only the public key is served.
   fetchText('/keys/demo.pub').then((key) => { $('signed-key').value = key.trim(); },

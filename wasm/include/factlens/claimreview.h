@@ -33,12 +33,14 @@ struct ImportedReview {
   std::string language;                  // inLanguage / languageCode, if a BCP 47 tag
   std::vector<std::string> appearances;  // http(s) URLs where the claim appeared
   TextPosition where;                    // of the review object in the input
+  size_t input = 0;                      // which input of an ImportClaimReviews run
 };
 
 struct ImportMessage {
   bool error = true;  // false: a warning (the item was imported, with a fix-up)
   TextPosition where;
   std::string message;
+  size_t input = 0;  // the input `where` points into (ImportClaimReviews)
 };
 
 struct ExtractResult {
@@ -74,6 +76,10 @@ class RatingTable {
   bool Lookup(std::string_view textual_rating, Rating* out) const;
 
   size_t size() const { return map_.size(); }
+
+  // Parses the table built into the engine (rules/ratings.json at build time), the
+  // one `factlens import` and the JavaScript importer use unless given another.
+  static Status BuiltIn(RatingTable* out);
 
  private:
   std::unordered_map<std::string, Rating> map_;
@@ -117,6 +123,30 @@ struct ImportReport {
 Status BuildList(const std::vector<ImportedReview>& reviews, const RatingTable& table,
                  const ImportOptions& options, std::string_view existing,
                  std::string* out_text, ImportReport* report);
+
+// One import, as `factlens import FILE...` and the wasm binding (the web rule
+// playground) both run it: the reviews of every input are extracted, then one list
+// is built from all of them (merged into `existing` if it is not empty).
+struct ImportRun {
+  struct Input {
+    std::string shape;                    // ExtractResult::shape
+    size_t reviews = 0;                   // reviews read
+    std::vector<ImportMessage> messages;  // the extraction's, with positions
+  };
+  std::vector<Input> inputs;  // one per input read, up to a failing one
+  // -1, or the input whose extraction failed (the returned status says why); when
+  // the status fails with -1, building the list failed (e.g. `existing` is broken).
+  int failed_input = -1;
+  std::string list_text;  // the factlens/1 list, when the status is ok
+  ImportReport report;    // BuildList's; report.messages name their input
+};
+
+// Returns the first failing status of ExtractClaimReviews (for `run->failed_input`)
+// or of BuildList; `run` holds every message gathered up to then.
+Status ImportClaimReviews(const std::vector<std::string_view>& inputs,
+                          std::string_view page_url, const RatingTable& table,
+                          const ImportOptions& options, std::string_view existing,
+                          ImportRun* run);
 
 // Returns `ref` resolved against `base` (RFC 3986, for http(s) bases), or "" if it
 // cannot be.
