@@ -83,3 +83,56 @@ TEST_CASE("claimreview: relative URLs resolve per RFC 3986", "[claimreview]") {
   CHECK(ResolveUrl("https://a.example/b/c/", "../y") == "https://a.example/b/y");
   CHECK(ResolveUrl("https://a.example/b", "//c.example/z") == "https://c.example/z");
 }
+
+TEST_CASE("claimreview: the built-in ratings table is rules/ratings.json",
+          "[claimreview]") {
+  RatingTable built_in;
+  REQUIRE(RatingTable::BuiltIn(&built_in).ok());
+  RatingTable file = DefaultTable();
+  CHECK(built_in.size() == file.size());
+  Rating r;
+  REQUIRE(built_in.Lookup("Pants on Fire!", &r));
+  CHECK(r == Rating::kFalse);
+}
+
+TEST_CASE("claimreview: one import run over several inputs names each message's input",
+          "[claimreview]") {
+  RatingTable table = DefaultTable();
+  std::string a =
+      "{\"@type\":\"ClaimReview\",\"url\":\"https://d.example/a\",\"claimReviewed\":"
+      "\"Claim A is made up.\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
+      "{\"alternateName\":\"False\"}}";
+  std::string b =
+      "[\n{\"@type\":\"ClaimReview\",\"url\":\"http://d.example/b\",\"claimReviewed\":"
+      "\"Claim B.\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
+      "{\"alternateName\":\"False\"}},\n"
+      "{\"@type\":\"ClaimReview\",\"url\":\"https://d.example/c\",\"claimReviewed\":"
+      "\"Claim C.\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
+      "{\"alternateName\":\"Wobbly\"}}]";
+  ImportOptions options;
+  options.now_unix = 1735689600;
+  ImportRun run;
+  REQUIRE(ImportClaimReviews({a, b}, "", table, options, "", &run).ok());
+  REQUIRE(run.inputs.size() == 2);
+  CHECK(run.inputs[0].reviews == 1);
+  CHECK(run.inputs[1].shape == "json-ld array");
+  CHECK(run.inputs[1].reviews == 1);  // the http one is reported and left out
+  REQUIRE(run.inputs[1].messages.size() == 1);
+  CHECK(run.inputs[1].messages[0].input == 1);
+  CHECK(run.inputs[1].messages[0].where.line == 2);
+  REQUIRE(run.report.messages.size() == 1);  // "Wobbly"
+  CHECK(run.report.messages[0].input == 1);
+  CHECK(run.report.messages[0].where.line == 3);
+  CHECK(run.report.added == 1);
+  CHECK(run.list_text.find("https://d.example/a") != std::string::npos);
+
+  // An input that is no ClaimReview markup stops the run and is named.
+  CHECK_FALSE(ImportClaimReviews({a, "plain words"}, "", table, options, "", &run).ok());
+  CHECK(run.failed_input == 1);
+  CHECK(run.inputs.size() == 1);
+  // A broken list to merge into: the build fails, no input is blamed.
+  Status s = ImportClaimReviews({a}, "", table, options, "{", &run);
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK(run.failed_input == -1);
+  CHECK(run.list_text.empty());
+}

@@ -306,7 +306,8 @@ std::string ImportClaimReview(const std::string& text, const std::string& option
   json changes = json::array();
   static const char* const kKinds[] = {"added", "updated", "unchanged", "kept"};
   for (const ImportChange& c : r.changes) {
-    changes.push_back({{"kind", kKinds[c.kind]}, {"ruleId", c.rule_id}, {"detail", c.detail}});
+    changes.push_back(
+        {{"kind", kKinds[c.kind]}, {"ruleId", c.rule_id}, {"detail", c.detail}});
   }
   return json({{"ok", true},
                {"list", run.list_text},

@@ -138,8 +138,8 @@ int Import(const Args& args) {
                          page_url, table, options, existing, &run);
   size_t errors = 0;
   for (size_t i = 0; i < run.inputs.size(); ++i) {
-    std::cerr << inputs[i] << ": " << run.inputs[i].shape << ", "
-              << run.inputs[i].reviews << " review(s) read\n";
+    std::cerr << inputs[i] << ": " << run.inputs[i].shape << ", " << run.inputs[i].reviews
+              << " review(s) read\n";
     for (const ImportMessage& m : run.inputs[i].messages) {
       std::cerr << Located(inputs[i], m) << "\n";
       if (m.error) ++errors;

@@ -1011,7 +1011,8 @@ Status ImportClaimReviews(const std::vector<std::string_view>& inputs,
       return s;
     }
     for (ImportMessage& m : result.messages) m.input = i;
-    run->inputs.push_back({result.shape, result.reviews.size(), std::move(result.messages)});
+    run->inputs.push_back(
+        {result.shape, result.reviews.size(), std::move(result.messages)});
     for (ImportedReview& r : result.reviews) {
       r.input = i;
       reviews.push_back(std::move(r));
