@@ -146,7 +146,7 @@ test('a pasted ClaimReview snippet adds its rule to the list, labels a post, and
       reviewRating: { '@type': 'Rating', alternateName: 'False' } },
     { '@context': 'https://schema.org', '@type': 'ClaimReview',
       url: 'https://desk.example/checks/odd',
-      claimReviewed: 'An odd claim.', datePublished: '2025-03-02',
+      claimReviewed: 'An odd claim.', headline: 'Odd', datePublished: '2025-03-02',
       reviewRating: { '@type': 'Rating', alternateName: '<img src=x onerror=alert(1)>Wobbly' } },
   ], null, 2);
   await page.fill('#posts-editor', 'drinking seawater really cures the flu, try it\nLovely sunset tonight');
