@@ -100,14 +100,15 @@ TEST_CASE("claimreview: one import run over several inputs names each message's 
   RatingTable table = DefaultTable();
   std::string a =
       "{\"@type\":\"ClaimReview\",\"url\":\"https://d.example/a\",\"claimReviewed\":"
-      "\"Claim A is made up.\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
+      "\"Claim A is made "
+      "up.\",\"headline\":\"H\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
       "{\"alternateName\":\"False\"}}";
   std::string b =
       "[\n{\"@type\":\"ClaimReview\",\"url\":\"http://d.example/b\",\"claimReviewed\":"
-      "\"Claim B.\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
+      "\"Claim B.\",\"headline\":\"H\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
       "{\"alternateName\":\"False\"}},\n"
       "{\"@type\":\"ClaimReview\",\"url\":\"https://d.example/c\",\"claimReviewed\":"
-      "\"Claim C.\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
+      "\"Claim C.\",\"headline\":\"H\",\"datePublished\":\"2025-01-01\",\"reviewRating\":"
       "{\"alternateName\":\"Wobbly\"}}]";
   ImportOptions options;
   options.now_unix = 1735689600;
