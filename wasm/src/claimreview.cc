@@ -187,19 +187,6 @@ std::string Text(const json& node, const char* key,
   return "";
 }
 
-bool IsLanguageTag(const std::string& s) {
-  size_t i = 0, n = s.size();
-  while (i < n && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
-  if (i < 2 || i > 3) return false;
-  while (i < n) {
-    if (s[i] != '-') return false;
-    size_t start = ++i;
-    while (i < n && std::isalnum(static_cast<unsigned char>(s[i]))) ++i;
-    if (i - start < 1 || i - start > 8) return false;
-  }
-  return true;
-}
-
 class Extractor {
  public:
   Extractor(ExtractResult* out, std::string_view page_url) : out_(out), base_(page_url) {}

@@ -291,20 +291,6 @@ bool IsUpperAlpha2(const std::string& s) {
   return s.size() == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z';
 }
 
-// BCP 47 in the simple shape lists need: ^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$
-bool IsLanguageTag(const std::string& s) {
-  size_t i = 0, n = s.size();
-  while (i < n && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
-  if (i < 2 || i > 3) return false;
-  while (i < n) {
-    if (s[i] != '-') return false;
-    size_t start = ++i;
-    while (i < n && std::isalnum(static_cast<unsigned char>(s[i]))) ++i;
-    if (i - start < 1 || i - start > 8) return false;
-  }
-  return true;
-}
-
 bool StartsWith(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
 }
@@ -677,6 +663,20 @@ bool ParseSeverity(std::string_view name, Severity* out) {
     }
   }
   return false;
+}
+
+// BCP 47 in the simple shape lists need: ^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$
+bool IsLanguageTag(std::string_view s) {
+  size_t i = 0, n = s.size();
+  while (i < n && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < 2 || i > 3) return false;
+  while (i < n) {
+    if (s[i] != '-') return false;
+    size_t start = ++i;
+    while (i < n && std::isalnum(static_cast<unsigned char>(s[i]))) ++i;
+    if (i - start < 1 || i - start > 8) return false;
+  }
+  return true;
 }
 
 bool ParseRfc3339(std::string_view s, int64_t* unix_seconds) {

@@ -98,6 +98,10 @@ struct ParseLimits {
 // error *out is left empty.
 Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out);
 
+// Returns true if `tag` is a BCP 47 language tag in the shape lists use
+// (^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$: "en", "pt-BR", "zh-Hant-TW").
+bool IsLanguageTag(std::string_view tag);
+
 // Returns seconds since the Unix epoch for an RFC 3339 date-time
 // ("2026-01-31T12:00:00Z", offsets allowed) or full date ("2026-01-31", read as
 // midnight UTC), or false if `text` is not one.
