@@ -23,6 +23,9 @@ cmake --build build -j "$jobs"
 
 wasm_dir=build/wasm
 [ "$wasm_type" = Debug ] && wasm_dir=build/wasm-debug
+dist_dir=$PWD/web/dist
+[ "$wasm_type" = Debug ] && dist_dir=$PWD/build/wasm-debug/dist
 [ -f "$wasm_dir/build.ninja" ] ||
-  emcmake cmake -S . -B "$wasm_dir" -G Ninja -DCMAKE_BUILD_TYPE="$wasm_type" >/dev/null
+  emcmake cmake -S . -B "$wasm_dir" -G Ninja -DCMAKE_BUILD_TYPE="$wasm_type" \
+    -DFACTLENS_WEB_DIST="$dist_dir" >/dev/null
 cmake --build "$wasm_dir" -j "$jobs"
