@@ -66,6 +66,18 @@ std::string LocatedError(const std::string& file, const Status& s) {
   return file + ": error: " + m + " [" + ErrorKindName(s.kind()) + "]";
 }
 
+int ExitCodeForLoad(const Status& s) {
+  switch (s.kind()) {
+    case ErrorKind::kSignature:
+    case ErrorKind::kKey:
+    case ErrorKind::kRollback:
+    case ErrorKind::kExpired:
+      return kExitFinding;
+    default:
+      return kExitUsage;
+  }
+}
+
 int UsageError(const std::string& command, const std::string& message, const char* help) {
   std::cerr << "factlens " << command << ": error: " << message << "\n" << help;
   return kExitUsage;

@@ -30,6 +30,11 @@ bool WriteFileAtomic(const std::string& path, const std::string& data, int mode,
 // position ("line 3, column 7: ..."), else "file: error: message [kind]".
 std::string LocatedError(const std::string& file, const Status& s);
 
+// Returns the exit status for a list that failed to load: a refusal of the list
+// itself (signature, key, rollback, expiry) is a finding (1); anything else, such
+// as a malformed list, is an input error (2).
+int ExitCodeForLoad(const Status& s);
+
 // Prints "factlens CMD: error: MESSAGE" and the command's help; returns kExitUsage.
 int UsageError(const std::string& command, const std::string& message, const char* help);
 

@@ -357,9 +357,7 @@ int VerifyFile(const Args& args) {
     Status s = engine.LoadList(message, options, &info);
     if (!s.ok()) {
       std::cerr << LocatedError(file, s) << "\n";
-      bool finding = s.kind() == ErrorKind::kSignature || s.kind() == ErrorKind::kKey ||
-                     s.kind() == ErrorKind::kRollback || s.kind() == ErrorKind::kExpired;
-      return finding ? kExitFinding : kExitUsage;
+      return ExitCodeForLoad(s);
     }
     if (!quiet) {
       std::cout << "Signature and comment signature verified\n"

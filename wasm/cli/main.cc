@@ -182,9 +182,7 @@ int Check(const Args& args) {
     Status s = engine.LoadList(text, options, nullptr);
     if (!s.ok()) {
       std::cerr << LocatedError(path, s) << "\n";
-      bool finding = s.kind() == ErrorKind::kSignature || s.kind() == ErrorKind::kKey ||
-                     s.kind() == ErrorKind::kRollback || s.kind() == ErrorKind::kExpired;
-      return finding ? kExitFinding : kExitUsage;
+      return ExitCodeForLoad(s);
     }
   }
   if (inputs.empty()) inputs.push_back("-");
