@@ -84,7 +84,9 @@ class SimilarIndex {
   // Returns the at most `k` best claims for the normalised post `post`, best first
   // (ties by rule index), leaving out the rules in `withheld` (sorted rule indices;
   // for evaluation). Only claims sharing at least one word or character gram with
-  // the post are returned. Not thread-safe: it reuses scratch buffers.
+  // the post are returned. Cost is bounded per post: the post's rarest terms find
+  // the candidates (see similar.cc), so a long post of common words does not score
+  // every claim. Not thread-safe: it reuses scratch buffers and a word cache.
   std::vector<SimilarHit> Search(const NormalizedText& post, size_t k,
                                  const std::vector<uint32_t>& withheld = {}) const;
 
