@@ -422,6 +422,35 @@ void Prefilter::Build(uint32_t item_count) {
   }
   pending_.clear();
   pending_.shrink_to_fit();
+  Pack();
+}
+
+void Prefilter::Pack() {
+  const size_t n = fail_.size();
+  states_.resize(n);
+  out_.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    const uint32_t count = edge_begin_[s + 1] - edge_begin_[s];
+    out_[s] = atom_at_[s] != kNone ? static_cast<uint32_t>(s) : dict_[s];
+    State& state = states_[s];
+    state.fail = fail_[s];
+    state.output = out_[s] != kNone;
+    if (count == 1) {
+      state.edges = edge_next_[edge_begin_[s]];
+      state.byte = edge_byte_[edge_begin_[s]];
+      state.edge_count = 1;
+    } else {
+      // A state has at most 256 edges (one per byte).
+      state.edges = edge_begin_[s];
+      state.byte = 0;
+      state.edge_count = static_cast<uint16_t>(count);
+    }
+  }
+  edges_.resize(edge_next_.size());
+  for (size_t e = 0; e < edges_.size(); ++e) edges_[e] = {edge_next_[e], edge_byte_[e]};
+  // (Single edges stay in edges_ too: Serialize reads the edges from there.)
+  for (auto* v : {&edge_begin_, &edge_next_, &fail_}) std::vector<uint32_t>().swap(*v);
+  std::vector<uint8_t>().swap(edge_byte_);
 }
 
 void Prefilter::FillRootRow() {
@@ -447,10 +476,8 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     epoch_ = 1;
   }
   for (uint32_t i : always_) item_seen_[i] = epoch_;
-  const uint32_t* edge_begin = edge_begin_.data();
-  const uint8_t* edge_byte = edge_byte_.data();
-  const uint32_t* edge_next = edge_next_.data();
-  const uint32_t* fail = fail_.data();
+  const State* states = states_.data();
+  const Edge* edges = edges_.data();
   uint32_t s = 0;
   for (unsigned char raw : text) {
     const uint8_t c = static_cast<uint8_t>(LowerAscii(static_cast<char>(raw)));
@@ -459,20 +486,26 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
         s = root_next_[c];
         break;
       }
-      uint32_t lo = edge_begin[s], hi = edge_begin[s + 1], next = kNone;
-      for (uint32_t k = lo; k < hi; ++k) {
-        if (edge_byte[k] == c) {
-          next = edge_next[k];
-          break;
+      const State& state = states[s];
+      uint32_t next = kNone;
+      if (state.edge_count == 1) {
+        if (state.byte == c) next = state.edges;
+      } else {
+        for (uint32_t k = state.edges; k < state.edges + state.edge_count; ++k) {
+          if (edges[k].byte == c) {
+            next = edges[k].next;
+            break;
+          }
         }
       }
       if (next != kNone) {
         s = next;
         break;
       }
-      s = fail[s];
+      s = state.fail;
     }
-    for (uint32_t t = atom_at_[s] != kNone ? s : dict_[s]; t != kNone; t = dict_[t]) {
+    if (!states[s].output) continue;
+    for (uint32_t t = out_[s]; t != kNone; t = dict_[t]) {
       uint32_t a = atom_at_[t];
       if (atom_seen_[a] == epoch_) break;  // this atom and its suffixes were handled
       atom_seen_[a] = epoch_;
@@ -495,11 +528,24 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
 }
 
 void Prefilter::Serialize(ByteWriter* w) const {
+  std::vector<uint32_t> edge_begin, edge_next, fail;
+  std::vector<uint8_t> edge_byte;
+  uint32_t next_edge = 0;
+  for (const State& s : states_) {
+    edge_begin.push_back(next_edge);
+    next_edge += s.edge_count;
+    fail.push_back(s.fail);
+  }
+  edge_begin.push_back(static_cast<uint32_t>(edges_.size()));
+  for (const Edge& e : edges_) {
+    edge_next.push_back(e.next);
+    edge_byte.push_back(e.byte);
+  }
   w->U32(item_count_);
-  w->Vec(edge_begin_);
-  w->Vec(edge_byte_);
-  w->Vec(edge_next_);
-  w->Vec(fail_);
+  w->Vec(edge_begin);
+  w->Vec(edge_byte);
+  w->Vec(edge_next);
+  w->Vec(fail);
   w->Vec(atom_at_);
   w->Vec(dict_);
   w->Vec(atom_item_begin_);
@@ -518,6 +564,7 @@ bool Prefilter::Deserialize(ByteReader* r) {
   }
   if (!Validate()) return false;
   FillRootRow();
+  Pack();
   atom_seen_.clear();
   item_seen_.clear();
   epoch_ = 0;

@@ -76,7 +76,7 @@ class Prefilter {
   size_t atom_count() const {
     return atom_item_begin_.empty() ? 0 : atom_item_begin_.size() - 1;
   }
-  size_t state_count() const { return fail_.size(); }
+  size_t state_count() const { return states_.size(); }
   size_t always_count() const { return always_.size(); }
 
   // Appends the built automaton to `w`; Deserialize reads it back. Deserialize
@@ -88,18 +88,39 @@ class Prefilter {
  private:
   bool Validate() const;
   void FillRootRow();
+  // Moves the automaton from the build/serialised arrays into states_ and edges_.
+  void Pack();
 
   // Build-time input: (atom, item * kMaxGroups + group).
   std::vector<std::pair<std::string, uint32_t>> pending_;
 
-  // The automaton. States are numbered in breadth-first order, root 0. Edges of
-  // state s are edge_byte_/edge_next_[edge_begin_[s], edge_begin_[s + 1]), sorted.
+  // The automaton as built or read: states are numbered in breadth-first order,
+  // root 0. Edges of state s are edge_byte_/edge_next_[edge_begin_[s],
+  // edge_begin_[s + 1]), sorted. Emptied by Pack() (Serialize rebuilds them).
   std::vector<uint32_t> edge_begin_;
   std::vector<uint8_t> edge_byte_;
   std::vector<uint32_t> edge_next_;
   std::vector<uint32_t> fail_;
   std::vector<uint32_t> atom_at_;  // atom ending at the state, or kNone
   std::vector<uint32_t> dict_;     // nearest proper suffix state with an atom, or kNone
+  // The automaton as the scan reads it: what one step needs of a state in one
+  // cache line (a scan over a large list is bound by memory latency, and four
+  // parallel arrays cost four misses per byte).
+  // Most states of a trie have one edge: it is kept in the state itself.
+  struct State {
+    uint32_t edges;  // one edge: the next state; else the first of edges_
+    uint32_t fail;
+    uint16_t edge_count;
+    uint8_t byte;    // one edge: its byte
+    uint8_t output;  // 1 if an atom ends here or at a suffix (then see out_)
+  };
+  std::vector<uint32_t> out_;  // the state itself if an atom ends here, else dict_
+  struct Edge {
+    uint32_t next;
+    uint8_t byte;
+  };
+  std::vector<State> states_;
+  std::vector<Edge> edges_;
   uint32_t root_next_[256] = {};
   // Atom a satisfies group g of item i for each i * kMaxGroups + g in
   // atom_items_[atom_item_begin_[a], atom_item_begin_[a + 1]).
