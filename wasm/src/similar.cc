@@ -543,23 +543,27 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
   // Words repeat across claims, so stemming and gram hashing happen once each.
   struct WordTerms {
     uint32_t id;
-    std::vector<uint32_t> grams;
+    uint32_t grams_begin, grams_size;  // in gram_ids
   };
-  std::unordered_map<std::string, WordTerms> word_cache;
+  IdMap64 word_index;  // HashBytes of the word and language -> index into word_terms
+  std::vector<WordTerms> word_terms;
+  std::vector<uint32_t> gram_ids;
   std::vector<uint64_t> gram_keys;
   auto terms_of = [&](std::string_view word, int stemmer) -> const WordTerms& {
-    std::string key(word);
-    key += '\x01';
-    key += static_cast<char>('0' + stemmer);
-    auto it = word_cache.find(key);
-    if (it != word_cache.end()) return it->second;
-    WordTerms t{x.words.Add(HashBytes(x.Stem(stemmer, std::string(word)))), {}};
+    uint64_t key = HashBytes(word);
+    key = (key ^ (0x100u + static_cast<unsigned>(stemmer))) * 1099511628211ull;
+    const uint32_t at = word_index.Add(key);
+    if (at < word_terms.size()) return word_terms[at];
+    WordTerms t{x.words.Add(HashBytes(x.Stem(stemmer, std::string(word)))),
+                static_cast<uint32_t>(gram_ids.size()), 0};
     if (options.char_ngrams) {
       gram_keys.clear();
       CharGramKeys(word, &gram_keys);
-      for (uint64_t g : gram_keys) t.grams.push_back(x.chars.Add(g));
+      for (uint64_t g : gram_keys) gram_ids.push_back(x.chars.Add(g));
+      t.grams_size = static_cast<uint32_t>(gram_ids.size() - t.grams_begin);
     }
-    return word_cache.emplace(std::move(key), std::move(t)).first->second;
+    word_terms.push_back(t);
+    return word_terms.back();
   };
 
   x.docs.reserve(docs.size());
@@ -574,15 +578,16 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       uint32_t previous = kNone;
       ForEachWord(NormalizeToString(phrasing), [&](std::string_view w) {
         if (!x.IsContent(w)) return;
-        const WordTerms& terms = terms_of(w, doc.stemmer);
+        const WordTerms terms = terms_of(w, doc.stemmer);
         ids.push_back(terms.id);
         field_ids[kClaimField].push_back(terms.id);
         if (options.word_bigrams && previous != kNone) {
           field_ids[kBigramField].push_back(x.bigrams.Add(BigramKey(previous, terms.id)));
         }
         previous = terms.id;
-        field_ids[kCharField].insert(field_ids[kCharField].end(), terms.grams.begin(),
-                                     terms.grams.end());
+        field_ids[kCharField].insert(
+            field_ids[kCharField].end(), gram_ids.begin() + terms.grams_begin,
+            gram_ids.begin() + terms.grams_begin + terms.grams_size);
       });
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
