@@ -491,7 +491,8 @@ CompiledList::Stats CompiledList::stats() const {
 // Sections written by Export (all little-endian, strings length-prefixed):
 //   LIST  list info; RULE  rules without examples (what verdicts and policy read);
 //   PATT  normalised patterns; KEYW  keyword sets as normalised word sequences;
-//   URLS  canonical pages and domains; PREF  the prefilter automaton.
+//   URLS  canonical pages and domains; PREF  the prefilter automaton;
+//   SIMI  the similarity index (similar.h).
 // A further matcher adds its own section; Import refuses a blob missing any.
 
 namespace {
@@ -617,6 +618,11 @@ void CompiledList::Export(CompiledSections* out) const {
     m.prefilter.Serialize(&w);
     (*out)[SectionTag("PREF")] = std::move(w.bytes());
   }
+  {
+    ByteWriter w;
+    m.similar->Serialize(&w);
+    (*out)[SectionTag("SIMI")] = std::move(w.bytes());
+  }
 }
 
 Status CompiledList::Import(const CompiledSections& sections,
@@ -634,7 +640,7 @@ Status CompiledList::Import(const CompiledSections& sections,
     auto it = sections.find(SectionTag(name));
     return it == sections.end() ? nullptr : &it->second;
   };
-  for (const char* name : {"LIST", "RULE", "PATT", "KEYW", "URLS", "PREF"}) {
+  for (const char* name : {"LIST", "RULE", "PATT", "KEYW", "URLS", "PREF", "SIMI"}) {
     char tag[5] = {name[0], name[1], name[2], name[3], 0};
     if (section(tag) == nullptr) return bad(name, "missing");
   }
@@ -731,9 +737,18 @@ Status CompiledList::Import(const CompiledSections& sections,
       return bad("PREF", "item count does not match the matchers");
     }
   }
-  // The similarity index is rebuilt from the restored rules (deterministic, the
-  // same as at load from text); it has no section of its own yet.
-  BuildSimilarIndex(list, options.similar, &m);
+  {
+    ByteReader r(*section("SIMI"));
+    if (!SimilarIndex::Deserialize(&r, options.similar, rule_count, &m.similar) ||
+        !r.at_end()) {
+      return bad("SIMI", "malformed");
+    }
+    m.any_similar = std::any_of(list.rules.begin(), list.rules.end(),
+                                [](const Rule& rule) { return !rule.similar.empty(); });
+    // Written with other similarity options (evaluation only): rebuilt from the
+    // restored rules, which gives the index a load from text would.
+    if (m.similar == nullptr) BuildSimilarIndex(list, options.similar, &m);
+  }
   *out = std::move(compiled);
   return Status::Ok();
 }

@@ -266,6 +266,14 @@ class IdMap64 {
     }
   }
   size_t size() const { return size_; }
+  // Returns the keys in id order.
+  std::vector<uint64_t> Keys() const {
+    std::vector<uint64_t> keys(size_);
+    for (size_t i = 0; i < ids_.size(); ++i) {
+      if (ids_[i] != kNone) keys[ids_[i]] = keys_[i];
+    }
+    return keys;
+  }
   void Clear() {
     keys_.clear();
     ids_.clear();
@@ -428,6 +436,9 @@ struct SimilarIndex::Impl {
     return options.stemming ? stem_envs.Stem(stemmer, word) : word;
   }
 
+  // Derives postings, idf, norms and scratch space from the documents.
+  void Finish();
+
   // Returns the cached terms of `word`, computing them on first sight. The result
   // is valid until the next Lookup.
   const CachedWord& Lookup(std::string_view word);
@@ -537,7 +548,8 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       x.stemmers.push_back(s);
   }
   if (x.stemmers.empty()) x.stemmers.push_back(0);
-  x.stop_words = StopWordsFor(x.stemmers);
+  x.stop_words =
+      StopWordsFor(x.stemmers);  // (Finish sets it again: Deserialize needs it)
 
   // Per distinct (word, language): its stem's id and its character grams' ids.
   // Words repeat across claims, so stemming and gram hashing happen once each.
@@ -598,12 +610,16 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
         if (x.IsContent(w)) field_ids[kTitleField].push_back(terms_of(w, doc.stemmer).id);
       });
     }
-    for (int f = 0; f < kFieldCount; ++f) {
-      x.doc_norm[f].push_back(static_cast<float>(field_ids[f].size()));  // length for now
-      doc.terms[f] = CountTerms(&field_ids[f]);
-    }
+    for (int f = 0; f < kFieldCount; ++f) doc.terms[f] = CountTerms(&field_ids[f]);
     x.docs.push_back(std::move(doc));
   }
+  x.Finish();
+  return std::unique_ptr<SimilarIndex>(new SimilarIndex(std::move(impl)));
+}
+
+void SimilarIndex::Impl::Finish() {
+  Impl& x = *this;
+  stop_words = StopWordsFor(stemmers);
   // Postings from the documents' term lists: count, then fill in document order.
   for (int f = 0; f < kFieldCount; ++f) {
     const size_t terms = f == kBigramField ? x.bigrams.size()
@@ -621,9 +637,14 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       for (const TermFreq& t : x.docs[d].terms[f])
         p.items[fill[t.first]++] = {d, t.second};
     }
+    // Field lengths (tokens), then BM25's normalisation by the average length.
+    x.doc_norm[f].assign(x.docs.size(), 0);
     double total = 0;
-    for (float l : x.doc_norm[f]) total += l;
-    const double average = docs.empty() || total == 0 ? 1 : total / docs.size();
+    for (uint32_t d = 0; d < x.docs.size(); ++d) {
+      for (const TermFreq& t : x.docs[d].terms[f]) x.doc_norm[f][d] += t.second;
+      total += x.doc_norm[f][d];
+    }
+    const double average = x.docs.empty() || total == 0 ? 1 : total / x.docs.size();
     for (float& n : x.doc_norm[f])
       n = static_cast<float>(kK1 * (1 - kB + kB * n / average));
   }
@@ -653,7 +674,136 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
   for (int f = 0; f < kFieldCount; ++f)
     x.term_weight[f].assign(x.postings[f].begin.size(), 0);
   x.doc_partial.assign(x.docs.size(), 0);
-  return std::unique_ptr<SimilarIndex>(new SimilarIndex(std::move(impl)));
+}
+
+// ---- the SIMI section of the compiled form -----------------------------------------
+// Options, weights, languages, the dictionaries' keys in id order, and each claim's
+// phrasings and term lists; postings, idf and norms are derived again (Finish).
+
+namespace {
+
+// Sorted distinct ids with whole-number frequencies, as gaps and counts in Var32s
+// (a claim's terms take about 3 bytes each instead of 8).
+void WriteTerms(ByteWriter* w, const std::vector<TermFreq>& terms) {
+  w->Var32(static_cast<uint32_t>(terms.size()));
+  uint32_t previous = 0;
+  for (const TermFreq& t : terms) {
+    w->Var32(t.first - previous);
+    w->Var32(static_cast<uint32_t>(t.second));
+    previous = t.first;
+  }
+}
+
+// Reads what WriteTerms wrote, checking ids are below `limit`, sorted and distinct
+// and counts at least 1.
+bool ReadTerms(ByteReader* r, uint32_t limit, std::vector<TermFreq>* terms) {
+  const uint32_t n = r->Var32();
+  if (!r->ok() || n > limit) return r->Fail();
+  terms->resize(n);
+  uint64_t id = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t gap = r->Var32(), count = r->Var32();
+    id += gap;
+    if (!r->ok() || (i > 0 && gap == 0) || id >= limit || count == 0 || count > 1000000)
+      return r->Fail();
+    (*terms)[i] = {static_cast<uint32_t>(id), static_cast<float>(count)};
+  }
+  return true;
+}
+
+uint8_t OptionBits(const SimilarOptions& o) {
+  return static_cast<uint8_t>(o.stemming | o.stop_words << 1 | o.word_bigrams << 2 |
+                              o.char_ngrams << 3 | o.title_field << 4 | o.rerank << 5);
+}
+
+SimilarWeights EffectiveWeights(const SimilarOptions& o) {
+  SimilarWeights w = kShippedWeights;
+  if (o.weights.size() == kSimilarFeatureCount)
+    std::copy(o.weights.begin(), o.weights.end(), w.begin());
+  return w;
+}
+
+}  // namespace
+
+void SimilarIndex::Serialize(ByteWriter* w) const {
+  const Impl& x = *impl_;
+  w->U8(OptionBits(x.options));
+  for (double v : x.weights) w->F64(v);
+  w->U32(static_cast<uint32_t>(x.stemmers.size()));
+  for (int s : x.stemmers) w->U8(static_cast<uint8_t>(s));
+  w->Vec(x.words.Keys());
+  w->Vec(x.bigrams.Keys());
+  w->Vec(x.chars.Keys());
+  w->U32(static_cast<uint32_t>(x.docs.size()));
+  for (const Impl::Doc& doc : x.docs) {
+    w->U32(doc.rule_index);
+    w->U8(static_cast<uint8_t>(doc.stemmer));
+    w->U32(static_cast<uint32_t>(doc.phrasings.size()));
+    for (const auto& p : doc.phrasings) {
+      std::vector<TermFreq> ids;
+      for (uint32_t id : p) ids.push_back({id, 1});
+      WriteTerms(w, ids);
+    }
+    for (const auto& terms : doc.terms) WriteTerms(w, terms);
+  }
+}
+
+bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
+                               size_t rule_count, std::unique_ptr<SimilarIndex>* out) {
+  out->reset();
+  auto impl = std::make_unique<Impl>();
+  Impl& x = *impl;
+  x.options = options;
+  x.weights = EffectiveWeights(options);
+  const uint8_t bits = r->U8();
+  SimilarWeights weights;
+  for (double& v : weights) v = r->F64();
+  if (!r->ok()) return false;
+  const bool same_options = bits == OptionBits(options) && weights == x.weights;
+  const uint32_t stemmer_count = r->U32();
+  if (!r->ok() || stemmer_count == 0 ||
+      stemmer_count > static_cast<uint32_t>(kStemmerCount))
+    return r->Fail();
+  for (uint32_t i = 0; i < stemmer_count; ++i) {
+    const uint8_t s = r->U8();
+    if (s >= kStemmerCount) return r->Fail();
+    x.stemmers.push_back(s);
+  }
+  for (IdMap64* map : {&x.words, &x.bigrams, &x.chars}) {
+    std::vector<uint64_t> keys;
+    if (!r->Vec(&keys)) return false;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (map->Add(keys[i]) != i) return r->Fail();  // a repeated key
+    }
+  }
+  const size_t field_terms[kFieldCount] = {x.words.size(), x.words.size(),
+                                           x.bigrams.size(), x.chars.size()};
+  const uint32_t doc_count = r->U32();
+  if (!r->ok() || doc_count > rule_count) return r->Fail();
+  x.docs.resize(doc_count);
+  for (Impl::Doc& doc : x.docs) {
+    doc.rule_index = r->U32();
+    doc.stemmer = r->U8();
+    const uint32_t phrasings = r->U32();
+    if (!r->ok() || doc.rule_index >= rule_count || doc.stemmer >= kStemmerCount ||
+        phrasings > 4096) {
+      return r->Fail();
+    }
+    doc.phrasings.resize(phrasings);
+    std::vector<TermFreq> ids;
+    for (auto& p : doc.phrasings) {
+      if (!ReadTerms(r, static_cast<uint32_t>(x.words.size()), &ids)) return false;
+      for (const TermFreq& t : ids) p.push_back(t.first);
+    }
+    for (int f = 0; f < kFieldCount; ++f) {
+      if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &doc.terms[f]))
+        return false;
+    }
+  }
+  if (!same_options) return true;  // valid, but for other options: the caller rebuilds
+  x.Finish();
+  out->reset(new SimilarIndex(std::move(impl)));
+  return true;
 }
 
 std::vector<SimilarHit> SimilarIndex::Search(

@@ -41,6 +41,15 @@ class ByteWriter {
     U32(static_cast<uint32_t>(v.size()));
     Raw(v.data(), v.size() * sizeof(T));
   }
+  // Writes `v` in 1-5 bytes, 7 bits at a time, low first (LEB128): for the many
+  // small numbers of sorted id lists written as gaps.
+  void Var32(uint32_t v) {
+    while (v >= 0x80) {
+      U8(static_cast<uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    U8(static_cast<uint8_t>(v));
+  }
   // Returns the offset of a U32 placeholder to fill in later with Patch32.
   size_t Placeholder32() {
     U32(0);
@@ -111,6 +120,19 @@ class ByteReader {
     v->resize(n);
     Raw(v->data(), n * sizeof(T));
     return ok_;
+  }
+  // Reads what Var32 wrote; fails on a truncated or over-long (> 32 bits) number.
+  uint32_t Var32() {
+    uint32_t v = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+      const uint8_t b = U8();
+      if (!ok_) return 0;
+      if (shift == 28 && b > 0x0F) break;
+      v |= static_cast<uint32_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    Fail();
+    return 0;
   }
   // Returns the next `n` bytes as a view and skips them.
   bool View(size_t n, std::string_view* out) {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "factlens/binary.h"
 #include "factlens/normalize.h"
 
 namespace factlens {
@@ -96,6 +97,15 @@ class SimilarIndex {
   std::vector<ByteRange> Spans(const NormalizedText& post, uint32_t rule_index) const;
 
   size_t size() const;
+
+  // Appends the index to `w` (the SIMI section of the compiled form, match.h).
+  void Serialize(ByteWriter* w) const;
+  // Reads an index Serialize wrote into *out. Returns false if the bytes are
+  // malformed: every id, count and frequency is checked, and rule indices must be
+  // below `rule_count`. Returns true with *out empty if the index is well formed but
+  // was built with options other than `options` (the caller rebuilds it).
+  static bool Deserialize(ByteReader* r, const SimilarOptions& options, size_t rule_count,
+                          std::unique_ptr<SimilarIndex>* out);
 
   // The default decision threshold on SimilarHit::score: the lowest that keeps the
   // false-match rate on CLEF 2020 train at 2% (posts whose claim is withheld from
