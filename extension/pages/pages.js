@@ -49,3 +49,26 @@ export function renderSubscriptions(list, subscriptions, { onRemove } = {}) {
     list.append(item);
   }
 }
+
+/** The switchable sites, as content/adapters.js FACTLENS_SITES lists them (a test keeps
+ *  the two equal). */
+export const SITES = Object.freeze(['x', 'facebook', 'reddit', 'mastodon', 'bluesky',
+  'youtube', 'threads', 'linkedin', 'generic']);
+
+/** Returns the reader's site switches: { sites: {id: bool}, hosts: {hostname: bool} }. */
+export async function getSwitches() {
+  const { siteSwitches } = await chrome.storage.local.get('siteSwitches');
+  const plain = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {});
+  return { sites: { ...plain(siteSwitches?.sites) }, hosts: { ...plain(siteSwitches?.hosts) } };
+}
+
+/** Changes the switches with `change(switches)` and stores them (content scripts
+ *  follow storage changes). */
+export async function setSwitches(change) {
+  const switches = await getSwitches();
+  change(switches);
+  await chrome.storage.local.set({ siteSwitches: switches });
+  return switches;
+}
+
+export { msg, el };
