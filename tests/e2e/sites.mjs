@@ -75,6 +75,8 @@ export async function startSiteServer({ extra } = {}) {
       const root = site && join(SITES_DIR, site.dir);
       let file = root && normalize(join(root, decodeURIComponent(pathname)));
       if (file && (await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
+      // Single-page apps answer their routes (/watch, /feed/) with the app's page.
+      if (file && !extname(file) && !(await stat(file).catch(() => null))) file = join(root, 'index.html');
       if (req.method !== 'GET' || !file || !file.startsWith(root + sep) ||
           !(await stat(file).catch(() => null))?.isFile()) {
         res.writeHead(404, headers).end();
