@@ -1,0 +1,262 @@
+// End-to-end benchmark of the extension in real headless Chromium (figures printed,
+// never asserted): a feed of 500 X-like posts appended 10 at a time, the packaged
+// extension subscribed to a signed 10k-rule list (scripts/bench/generate.mjs), and
+//   - long tasks (> 50 ms) on the page's main thread, and those with extension code in
+//     them, against the same feed without the extension (a baseline in the same run);
+//   - main-thread time spent in the extension's content scripts per 10 posts (V8 CPU
+//     profile samples whose nearest script frame is a chrome-extension:// URL; native
+//     calls they make count as theirs; layout and paint the page does later do not);
+//   - first-label latency: from a post's insertion to its overlay's insertion (p50, p95);
+//   - memory of the background engine: the size of the service worker's wasm memory
+//     (a hook added to the bench's own copy of the package notes the instances).
+//
+//   node scripts/bench-extension.mjs [--posts N] [--rules N]    (npm run bench:extension)
+// Needs build/bin/factlens (npm run build) for keygen and signing.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { generateWorkload } from './bench/generate.mjs';
+import { packageExtension } from './package-extension.mjs';
+import { CHROMIUM_PATH, CHROMIUM_ARGS } from './chromium.mjs';
+import { startSiteServer, startListServer, launchWithExtension,
+         waitSubscription } from '../tests/e2e/sites.mjs';
+
+const repo = fileURLToPath(new URL('../', import.meta.url));
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const POSTS = arg('--posts', 500);
+const RULES = arg('--rules', 10000);
+const SEED = 7;
+const PER_APPEND = 10;
+const APPEND_EVERY_MS = 100;
+const HOST = 'feed.factlens.test';
+
+const fmt = (n, d = 1) => n.toFixed(d);
+const pct = (sorted, p) => sorted.length
+  ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
+
+// The feed page: X markup (the X adapter reads it), appended in batches by the page's
+// own script; it notes when each post went in and when an overlay appeared before it.
+const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bench feed</title>
+<link rel="icon" href="data:,"><script src="/feed.js" defer></script></head>
+<body><main><div data-testid="primaryColumn"><section><h1>Home</h1>
+<div aria-label="Timeline"><div id="timeline"></div></div></section></div></main></body></html>`;
+const FEED_JS = `
+const timeline = document.getElementById('timeline');
+window.__inserted = new Map();
+window.__labelled = new Map();
+window.__longTasks = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
+  .observe({ type: 'longtask', buffered: true });
+new MutationObserver((records) => {
+  const now = performance.now();
+  for (const r of records) for (const n of r.addedNodes) {
+    if (n.nodeType === 1 && n.hasAttribute('data-factlens-overlay')) {
+      const id = n.nextElementSibling && n.nextElementSibling.dataset.id;
+      if (id && !window.__labelled.has(id)) window.__labelled.set(id, now);
+    }
+  }
+}).observe(timeline, { childList: true, subtree: true });
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const k in attrs) el.setAttribute(k, attrs[k]);
+  el.append(...children);
+  return el;
+}
+window.startFeed = async (perAppend, every) => {
+  const posts = await (await fetch('/posts.json')).json();
+  for (let i = 0; i < posts.length; i += perAppend) {
+    const batch = posts.slice(i, i + perAppend).map((text, k) => {
+      const id = String(100000 + i + k);
+      return h('div', { 'data-testid': 'cellInnerDiv' }, h('div', {},
+        h('article', { 'data-testid': 'tweet', 'data-id': id },
+          h('div', { 'data-testid': 'User-Name' }, h('a', { href: '/user' + (i + k) }, 'User ' + (i + k))),
+          h('div', { 'data-testid': 'tweetText', lang: 'en' }, h('span', {}, text)),
+          h('a', { href: '/user' + (i + k) + '/status/' + id }, h('time', {}, '1h')))));
+    });
+    const now = performance.now();
+    timeline.append(...batch);
+    for (const cell of batch) window.__inserted.set(cell.querySelector('article').dataset.id, now);
+    await new Promise((done) => setTimeout(done, every));
+  }
+};`;
+
+// Samples of a V8 CPU profile attributed to the nearest frame with a script URL.
+function analyseProfile(profile, extensionOrigin) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const owner = new Map();
+  const ownerOf = (id) => {
+    if (owner.has(id)) return owner.get(id);
+    const node = byId.get(id);
+    let result;
+    if (node.callFrame.url) result = node.callFrame.url.startsWith(extensionOrigin) ? 'ext' : 'page';
+    else if (node.callFrame.functionName === '(idle)') result = 'idle';
+    else if (!parent.has(id) || byId.get(parent.get(id)).callFrame.functionName === '(root)') {
+      result = 'other';  // (program), (garbage collector): browser work, not script
+    } else result = ownerOf(parent.get(id));
+    owner.set(id, result);
+    return result;
+  };
+  const { samples, timeDeltas } = profile;
+  let extUs = 0;
+  // Busy spans: consecutive non-idle samples, roughly one task each.
+  const spans = [];
+  let span = null;
+  for (let i = 0; i < samples.length; i++) {
+    const dt = timeDeltas[i + 1] ?? 0;
+    const who = ownerOf(samples[i]);
+    if (who === 'ext') extUs += dt;
+    if (who === 'idle') {
+      if (span) spans.push(span);
+      span = null;
+    } else {
+      span ??= { us: 0, extUs: 0 };
+      span.us += dt;
+      if (who === 'ext') span.extUs += dt;
+    }
+  }
+  if (span) spans.push(span);
+  return { extMs: extUs / 1000, spans };
+}
+
+// The background engine's memory: the bench's own copy of the package gets a first
+// import in background.js that notes every wasm instance's memory (the source tree and
+// real packages have no such hook).
+const MEMORY_HOOK = `
+const memories = globalThis.__factlensBenchMemories = [];
+for (const name of ['instantiate', 'instantiateStreaming']) {
+  const original = WebAssembly[name];
+  WebAssembly[name] = async function (...args) {
+    const result = await original.apply(this, args);
+    const instance = result.instance ?? result;
+    for (const value of Object.values(instance.exports ?? {})) {
+      if (value instanceof WebAssembly.Memory) memories.push(value);
+    }
+    return result;
+  };
+}
+`;
+async function addMemoryHook(extensionDir) {
+  await writeFile(join(extensionDir, 'bench-memory-hook.js'), MEMORY_HOOK);
+  const background = join(extensionDir, 'background.js');
+  await writeFile(background, `import './bench-memory-hook.js';\n${await readFile(background, 'utf8')}`);
+}
+
+async function runFeed(page, cdp, extensionOrigin) {
+  await page.waitForTimeout(500);  // content scripts injected, page idle
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    await cdp.send('Profiler.start');
+  }
+  await page.evaluate(([n, every]) => window.startFeed(n, every), [PER_APPEND, APPEND_EVERY_MS]);
+  // Let the last labels arrive: quiet for a second.
+  let last = -1;
+  for (;;) {
+    await page.waitForTimeout(1000);
+    const count = await page.evaluate(() => window.__labelled.size);
+    if (count === last) break;
+    last = count;
+  }
+  const profile = cdp ? (await cdp.send('Profiler.stop')).profile : null;
+  const result = await page.evaluate(() => ({
+    inserted: Object.fromEntries(window.__inserted), labelled: Object.fromEntries(window.__labelled),
+    longTasks: window.__longTasks,
+  }));
+  return { ...result, profile: profile && analyseProfile(profile, extensionOrigin) };
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'factlens-bench-ext-'));
+const cleanup = [];
+try {
+  const factlens = join(repo, 'build/bin/factlens');
+  const workload = generateWorkload({ seed: SEED, ruleCount: RULES, postCount: POSTS, plantRate: 0.2 });
+  const listPath = join(dir, 'bench.json');
+  await writeFile(listPath, workload.listText);
+  execFileSync(factlens, ['keygen', '-W', '-p', join(dir, 'bench.pub'), '-s', join(dir, 'bench.key')],
+               { stdio: 'ignore' });
+  execFileSync(factlens, ['sign', '-s', join(dir, 'bench.key'), '-m', listPath], { stdio: 'ignore' });
+
+  const lists = await startListServer({
+    '/bench.json': async () => ({ type: 'application/json', data: await readFile(listPath) }),
+    '/bench.json.minisig': async () => ({ type: 'text/plain', data: await readFile(`${listPath}.minisig`) }),
+  });
+  cleanup.push(() => lists.close());
+  const sites = await startSiteServer({
+    extra: (host, path) => {
+      if (host !== HOST) return null;
+      if (path === '/') return { type: 'text/html; charset=utf-8', data: PAGE };
+      if (path === '/feed.js') return { type: 'text/javascript; charset=utf-8', data: FEED_JS };
+      if (path === '/posts.json') return { type: 'application/json', data: JSON.stringify(workload.posts) };
+      return null;
+    },
+  });
+  cleanup.push(() => sites.close());
+  const packaged = await packageExtension({ out: join(dir, 'dist'), defaultList: `${lists.url}/bench.json`,
+                                            trustedKey: join(dir, 'bench.pub'), allowHttp: true });
+  await addMemoryHook(packaged.chromium);
+
+  console.log(`factlens extension bench: ${POSTS} X-like posts appended ${PER_APPEND} every ` +
+    `${APPEND_EVERY_MS} ms, ${RULES}-rule signed list (seed ${SEED}), Chromium headless, ` +
+    `${workload.planted.length} posts with a planted match`);
+
+  // Baseline: the same feed without the extension.
+  const plain = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
+    args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`] });
+  const plainPage = await (await plain.newContext({ ignoreHTTPSErrors: true })).newPage();
+  await plainPage.goto(sites.url(HOST));
+  const plainCdp = await plainPage.context().newCDPSession(plainPage);
+  let t = performance.now();
+  const base = await runFeed(plainPage, plainCdp, 'chrome-extension://');
+  const baseMs = performance.now() - t;
+  await plain.close();
+
+  const profileDir = join(dir, 'profile');
+  const { context, worker, id } = await launchWithExtension(packaged.chromium, profileDir);
+  cleanup.push(() => context.close());
+  const t0 = performance.now();
+  await (await waitSubscription(context, id, 'ok', 120000)).close();
+  const subscribeMs = performance.now() - t0;
+  const page = await context.newPage();
+  await page.goto(sites.url(HOST));
+  const cdp = await context.newCDPSession(page);
+  t = performance.now();
+  const run = await runFeed(page, cdp, `chrome-extension://${id}/`);
+  const feedMs = performance.now() - t;
+  const wasmMemories = await worker.evaluate(() =>
+    globalThis.__factlensBenchMemories.map((m) => m.buffer.byteLength));
+
+  const latencies = Object.entries(run.labelled).map(([post, t]) => t - run.inserted[post]).sort((a, b) => a - b);
+  const longSpans = run.profile.spans.filter((s) => s.us > 50_000);
+  const withExt = longSpans.filter((s) => s.extUs > 0);
+  const maxExtSpan = Math.max(0, ...run.profile.spans.filter((s) => s.extUs > 0).map((s) => s.us / 1000));
+  const maxExtInSpan = Math.max(0, ...run.profile.spans.map((s) => s.extUs / 1000));
+  const wasm = wasmMemories.reduce((a, b) => a + b, 0);
+  const mb = (b) => fmt(b / 1048576, 1);
+
+  console.log(`list download, verify and compile in the worker (install to "up to date"): ${fmt(subscribeMs, 0)} ms`);
+  console.log(`posts labelled: ${latencies.length} of ${POSTS}`);
+  console.log(`long tasks (> 50 ms, Long Tasks API): ${run.longTasks.length} with the extension ` +
+    `(longest ${fmt(Math.max(0, ...run.longTasks), 0)} ms), ${base.longTasks.length} without`);
+  console.log(`busy spans > 50 ms in the CPU profile: ${longSpans.length} (${withExt.length} with extension ` +
+    `code in them); longest span with extension code ${fmt(maxExtSpan, 1)} ms, most extension time in ` +
+    `one span ${fmt(maxExtInSpan, 1)} ms`);
+  console.log(`extension main-thread time: ${fmt(run.profile.extMs, 1)} ms in total, ` +
+    `${fmt(run.profile.extMs / (POSTS / 10), 2)} ms per 10 posts`);
+  console.log(`first label after a post enters the page: p50 ${fmt(pct(latencies, 50), 1)} ms, ` +
+    `p95 ${fmt(pct(latencies, 95), 1)} ms, max ${fmt(latencies[latencies.length - 1] ?? NaN, 1)} ms`);
+  console.log(`background engine memory (wasm memory of the service worker, after the feed): ` +
+    `${mb(wasm)} MB in ${wasmMemories.length} instance(s)`);
+  console.log(`stages: baseline feed ${fmt(baseMs / 1000, 1)} s, feed with the extension ` +
+    `${fmt(feedMs / 1000, 1)} s`);
+} finally {
+  for (const step of cleanup.reverse()) await step().catch(() => {});
+  await rm(dir, { recursive: true, force: true });
+}
