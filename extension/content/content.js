@@ -40,6 +40,7 @@
   let running = false;
   let stopped = false;
   let lastCount = -1;
+  let changed = true;  // something that counts for the badge changed since the last report
   let page = adaptersForSite(pageSite());
 
   const isEnabled = () =>
@@ -127,7 +128,7 @@
   }
 
   const shows = (state) =>
-    enabled && state.verdict.action !== 'none' && !dismissed.has(hashText(state.key));
+    enabled && state.verdict.action !== 'none' && !dismissed.has(state.hash);
 
   function draw(element) {
     const state = states.get(element);
@@ -162,6 +163,7 @@
       tracked.add(element);
     }
     const { verdict, text } = strongest(texts);
+    if (state.key !== read.key) state.hash = hashText(read.key);
     Object.assign(state, { key: read.key, read, text, texts, verdict, generation });
     draw(element);
   }
@@ -179,7 +181,7 @@
     if (!enabled) return { count, claims: [] };
     for (const element of tracked) {
       const state = states.get(element);
-      if (state.verdict.action === 'none' || dismissed.has(hashText(state.key))) continue;
+      if (state.verdict.action === 'none' || dismissed.has(state.hash)) continue;
       count++;
       const top = state.verdict.matches[0];
       const id = `${top.listId}\n${top.ruleId}`;
@@ -214,7 +216,12 @@
         for (const element of tracked) forget(element);
         scan(document.documentElement);
       }
-      for (const element of tracked) if (!element.isConnected) forget(element);
+      for (const element of tracked) {
+        if (!element.isConnected) {
+          forget(element);
+          changed = true;
+        }
+      }
       if (!enabled) {
         pending.clear();
         report();
@@ -247,8 +254,10 @@
         for (const { element, read, texts } of work) {
           if (element.isConnected) apply(element, read, texts);
         }
+        changed = true;
       }
-      report();
+      if (changed) report();
+      changed = false;
     } catch (error) {
       if (!chrome.runtime?.id) stop();  // the extension was reloaded or removed
       else console.warn('factlens:', error.message);
@@ -267,6 +276,7 @@
     const hash = hashText(key);
     dismissed.add(hash);
     for (const element of tracked) if (states.get(element).key === key) draw(element);
+    changed = true;
     report();
     const { dismissedPosts } = await chrome.storage.local.get('dismissedPosts');
     const all = { ...(dismissedPosts ?? {}), [hash]: Date.now() };
@@ -288,6 +298,7 @@
     }
     const was = enabled;
     enabled = isEnabled();
+    changed = true;
     for (const element of tracked) draw(element);
     if (enabled && !was) scan(document.documentElement);
     schedule();
