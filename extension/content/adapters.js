@@ -68,7 +68,9 @@ function hashText(text) {
 
 // The href attribute as written (pathname-relative on most sites), or null.
 const hrefOf = (el) => el?.getAttribute('href') ?? null;
-// An absolute https/http URL for a site-relative href; null for anything else.
+// An absolute https/http URL for a site-relative href; null for anything else. Posts'
+// permalinks are getters calling this: URL parsing per post is not free, and only the
+// popup and the tests ask for them.
 function absolute(href) {
   if (!href) return null;
   try {
@@ -143,7 +145,7 @@ const X_ADAPTER = Object.freeze({
         text,
         key: id ? `x:${id}` : `x-quote:${outer ?? ''}:${hashText(text)}`,
         author: post.querySelector('[data-testid="User-Name"]')?.textContent.trim() ?? null,
-        permalink: absolute(href),
+        get permalink() { return absolute(href); },
         quote: true,
       };
     }
@@ -159,7 +161,7 @@ const X_ADAPTER = Object.freeze({
       text,
       key: id ? `x:${id}` : textKey('x', text),
       author: authorLink ? hrefOf(authorLink).split('/')[1] : null,
-      permalink: absolute(href),
+      get permalink() { return absolute(href); },
       truncated: Boolean(post.querySelector('[data-testid="tweet-text-show-more-link"]')),
     };
   },
@@ -203,7 +205,7 @@ const FACEBOOK_ADAPTER = Object.freeze({
       text,
       key: id ? `fb:${id}` : textKey('fb', text),
       author: author?.textContent.trim() ?? null,
-      permalink: absolute(hrefOf(link)),
+      get permalink() { return absolute(hrefOf(link)); },
       truncated: [...post.querySelectorAll('[role="button"]')]
         .some((b) => message?.contains(b)),
     };
@@ -241,7 +243,7 @@ const REDDIT_NEW_ADAPTER = Object.freeze({
       key: /^t[13]_\w{1,20}$/.test(id) ? `reddit:${id}`
         : permalink ? `reddit-link:${permalink}` : textKey('reddit', text),
       author: post.getAttribute('author'),
-      permalink: absolute(permalink),
+      get permalink() { return absolute(permalink); },
     };
   },
 });
@@ -265,7 +267,7 @@ const REDDIT_OLD_ADAPTER = Object.freeze({
       text,
       key: `reddit:${post.getAttribute('data-fullname')}`,
       author: post.getAttribute('data-author'),
-      permalink: absolute(permalink),
+      get permalink() { return absolute(permalink); },
     };
   },
 });
@@ -293,7 +295,7 @@ const MASTODON_ADAPTER = Object.freeze({
       text,
       key: `mastodon:${location.host}:${post.getAttribute('data-id')}`,
       author: hrefOf(post.querySelector('a.status__display-name'))?.replace(/^\//, '') ?? null,
-      permalink: absolute(hrefOf(link)),
+      get permalink() { return absolute(hrefOf(link)); },
       truncated: Boolean(post.querySelector('.status__content--collapsed')),
     };
   },
@@ -325,7 +327,7 @@ const BLUESKY_ADAPTER = Object.freeze({
       text,
       key: m ? `bsky:${m[1]}/${m[2]}` : textKey('bsky', text),
       author: post.getAttribute('data-testid').replace(/^(feedItem|postThreadItem)-by-/, ''),
-      permalink: absolute(href),
+      get permalink() { return absolute(href); },
     };
   },
 });
@@ -350,7 +352,7 @@ const YOUTUBE_ADAPTER = Object.freeze({
       text,
       key: lc ? `yt:${lc}` : textKey('yt', text),
       author: post.querySelector('#author-text, #header-author a')?.textContent.trim() ?? null,
-      permalink: absolute(hrefOf(link)),
+      get permalink() { return absolute(hrefOf(link)); },
       truncated: Boolean(post.querySelector('#more:not([hidden]), .more-button:not([hidden])')),
     };
   },
@@ -381,7 +383,7 @@ const THREADS_ADAPTER = Object.freeze({
       text,
       key: m ? `threads:${m[2]}` : textKey('threads', text),
       author: m?.[1] ?? post.querySelector('a[href^="/@"]')?.textContent.trim() ?? null,
-      permalink: absolute(hrefOf(link)),
+      get permalink() { return absolute(hrefOf(link)); },
     };
   },
 });

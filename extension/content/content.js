@@ -19,6 +19,8 @@
   const CACHE_MAX = 5000;
   const KEY_TEXTS = 4;  // texts remembered per post key
   const DISMISSED_MAX = 5000;
+  const REPORT_MS = 250;
+  const SITE_RECHECK_MS = 2000;
   const NONE = Object.freeze({ action: 'none', rating: null, severity: null, score: 0,
                                stance: 'unclear', matches: [] });
   const RANK = { none: 0, label: 1, demote: 2, hide: 3 };
@@ -42,6 +44,7 @@
   let lastCount = -1;
   let changed = true;  // something that counts for the badge changed since the last report
   let page = adaptersForSite(pageSite());
+  let siteCheckedAt = performance.now();
 
   const isEnabled = () =>
     switches.hosts?.[location.hostname] ?? switches.sites?.[page.site] ?? true;
@@ -195,12 +198,19 @@
     return { count, claims: [...claims.values()] };
   }
 
+  // The badge count, sent at most every REPORT_MS: each message costs the page's main
+  // thread about a millisecond, and a feed labels posts in quick bursts.
+  let reportTimer = null;
   function report() {
-    const { count } = found();
-    if (count !== lastCount) {
-      lastCount = count;
-      chrome.runtime.sendMessage({ type: 'found', count }).catch(() => {});
-    }
+    if (reportTimer) return;
+    reportTimer = setTimeout(() => {
+      reportTimer = null;
+      const { count } = found();
+      if (count !== lastCount) {
+        lastCount = count;
+        chrome.runtime.sendMessage({ type: 'found', count }).catch(() => {});
+      }
+    }, REPORT_MS);
   }
 
   async function flush() {
@@ -209,8 +219,13 @@
     running = true;
     try {
       await settingsLoaded;
-      const site = pageSite();
-      if (site !== page.site) {  // e.g. a Mastodon app that mounted after load
+      // A page known by its markup (a Mastodon app that mounts after load) is looked for
+      // again now and then; a query over the whole page per flush would cost too much.
+      const now = performance.now();
+      const site = page.site === 'generic' && now - siteCheckedAt > SITE_RECHECK_MS
+        ? pageSite() : page.site;
+      if (page.site === 'generic' && site === 'generic') siteCheckedAt = now;
+      if (site !== page.site) {
         page = adaptersForSite(site);
         enabled = isEnabled();
         for (const element of tracked) forget(element);
