@@ -19,7 +19,7 @@
   const CACHE_MAX = 5000;
   const KEY_TEXTS = 4;  // texts remembered per post key
   const DISMISSED_MAX = 5000;
-  const REPORT_MS = 250;
+  const REPORT_MS = 1000;
   const SITE_RECHECK_MS = 2000;
   const NONE = Object.freeze({ action: 'none', rating: null, severity: null, score: 0,
                                stance: 'unclear', matches: [] });
