@@ -13,7 +13,9 @@
 // display:none (an attribute change, which React-owned nodes survive) and the overlay
 // is a sibling before it. The reader's settings live in chrome.storage.local:
 // `siteSwitches` (per site and per host on/off) and `dismissedPosts` ("not this post",
-// hashed post keys); neither ever leaves the browser.
+// hashed post keys); neither ever leaves the browser. A "not this post" in one tab
+// reaches the other open tabs when they next read the settings (reload or a change
+// made in the options page or popup).
 (() => {
   const BATCH = 200;
   const CACHE_MAX = 5000;
@@ -319,14 +321,14 @@
     schedule();
   }
 
-  const settingsLoaded = chrome.storage.local.get(['siteSwitches', 'dismissedPosts'])
-    .then(useSettings, (error) => console.warn('factlens: settings:', error.message));
-  chrome.storage.onChanged.addListener((changes, area) => {
-    if (area !== 'local' || !(changes.siteSwitches || changes.dismissedPosts)) return;
-    useSettings({ siteSwitches: changes.siteSwitches?.newValue ?? (changes.siteSwitches ? null : undefined),
-                  dismissedPosts: changes.dismissedPosts?.newValue ??
-                    (changes.dismissedPosts ? null : undefined) });
-  });
+  // Read at start and again when the options page or popup says they changed
+  // ('settings-changed'). No storage.onChanged listener here: it would copy every
+  // stored change, megabytes of list data on each list update, into every tab.
+  const readSettings = () => chrome.storage.local.get(['siteSwitches', 'dismissedPosts'])
+    .then((stored) => useSettings({ siteSwitches: stored.siteSwitches ?? null,
+                                    dismissedPosts: stored.dismissedPosts ?? null }),
+          (error) => console.warn('factlens: settings:', error.message));
+  const settingsLoaded = readSettings();
 
   const observer = new MutationObserver((records) => {
     for (const record of records) {
@@ -353,11 +355,17 @@
   scan(document.documentElement);
 
   chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-    if (sender.id !== chrome.runtime.id || sender.tab) return false;  // background, popup
+    // Only the extension's own contexts (background, popup, options) reach here.
+    const extensionUrl = chrome.runtime.getURL('');
+    if (sender.id !== chrome.runtime.id || (sender.url && !sender.url.startsWith(extensionUrl))) {
+      return false;
+    }
     if (message?.type === 'lists-changed') {
       generation++;
       verdicts.clear();
       scan(document.documentElement);
+    } else if (message?.type === 'settings-changed') {
+      readSettings();
     } else if (message?.type === 'page-status') {
       // The popup's "found on this page": counts and claims, nothing of the posts' text.
       sendResponse({ ok: true, site: page.site, host: location.hostname, enabled, ...found() });

@@ -1,6 +1,7 @@
 // Options page: subscriptions (add by URL and pinned public key, remove, update now)
 // and their state.
-import { localise, ask, renderSubscriptions, SITES, getSwitches, setSwitches, msg, el } from './pages.js';
+import { localise, ask, renderSubscriptions, SITES, getSwitches, setSwitches, settingsChanged, msg, el }
+  from './pages.js';
 
 localise();
 const list = document.getElementById('subs');
@@ -66,8 +67,10 @@ async function refreshSites() {
   document.getElementById('dismissed').textContent = msg('options_dismissed', String(count));
   document.getElementById('dismissed-clear').disabled = count === 0;
 }
-document.getElementById('dismissed-clear').addEventListener('click', () =>
-  chrome.storage.local.remove('dismissedPosts'));
+document.getElementById('dismissed-clear').addEventListener('click', async () => {
+  await chrome.storage.local.remove('dismissedPosts');
+  await settingsChanged();
+});
 refreshSites();
 
 // Downloads finish in the background: redraw when the stored state changes.

@@ -62,12 +62,19 @@ export async function getSwitches() {
   return { sites: { ...plain(siteSwitches?.sites) }, hosts: { ...plain(siteSwitches?.hosts) } };
 }
 
-/** Changes the switches with `change(switches)` and stores them (content scripts
- *  follow storage changes). */
+/** Tells the content scripts of every open tab to read the reader's settings again. */
+export async function settingsChanged() {
+  const tabs = await chrome.tabs.query({});
+  await Promise.all(tabs.map((tab) =>
+    chrome.tabs.sendMessage(tab.id, { type: 'settings-changed' }).catch(() => {})));
+}
+
+/** Changes the switches with `change(switches)`, stores them and tells the tabs. */
 export async function setSwitches(change) {
   const switches = await getSwitches();
   change(switches);
   await chrome.storage.local.set({ siteSwitches: switches });
+  await settingsChanged();
   return switches;
 }
 

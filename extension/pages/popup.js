@@ -59,7 +59,7 @@ document.getElementById('site-switch').addEventListener('change', async (event) 
   const { host } = event.target.dataset;
   const on = event.target.checked;
   await setSwitches((s) => { s.hosts[host] = on; });
-  // The content script redraws on the storage change; give it a moment, then ask again.
+  // The content script redraws when told (setSwitches); give it a moment, then ask again.
   setTimeout(showPage, 150);
 });
 showPage();

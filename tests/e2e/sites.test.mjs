@@ -162,6 +162,11 @@ test('X: tweets and quoted tweets, Show more, infinite scroll, re-render and rec
   assert.equal(await page.evaluate(() => document.querySelector('[data-fixture="x1003"]')
     .previousElementSibling?.hasAttribute('data-factlens-overlay') ?? false), false);
 
+  // The demoted tweet is the same node, where the site put it (React keeps working on it).
+  await page.evaluate(() => {
+    const article = document.querySelector('[data-fixture="x1001"]');
+    window.demoted = { article, parent: article.parentElement };
+  });
   // The site's like button (its own script) still counts.
   await page.click('[data-fixture="x1002"] [data-testid="like"]');
   assert.equal(await page.textContent('[data-fixture="x1002"] [data-testid="like"]'), '1');
@@ -178,6 +183,9 @@ test('X: tweets and quoted tweets, Show more, infinite scroll, re-render and rec
   await assertTouchedOnly(page, expected);
   await shot(page, 'x-2-expanded-and-appended');
 
+  assert.ok(await page.evaluate(() => window.demoted.article.isConnected &&
+    window.demoted.article.parentElement === window.demoted.parent &&
+    document.querySelector('[data-fixture="x1001"]') === window.demoted.article));
   // A re-render replaces the cell's nodes: one label, again.
   await page.evaluate(() => window.rerenderCell(0));
   await waitLabels(page, expected);
