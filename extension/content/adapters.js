@@ -305,24 +305,42 @@ const MASTODON_ADAPTER = Object.freeze({
 // Bluesky. Feed items are [data-testid="feedItem-by-<handle>"] (thread pages
 // postThreadItem-by-), linking to /profile/<handle>/post/<rkey>. Text is postText;
 // a translation is appended in the post's content area (TranslatedPost), so the
-// content area's text is read, minus buttons ("Show more", "Translate") and the
-// quoted post's embed.
-const BSKY_POST = '[data-testid^="feedItem-by-"], [data-testid^="postThreadItem-by-"]';
+// content area's text is read, minus buttons ("Show more", "Translate"). A quoted post
+// (an embed with a postText of its own) is a unit of its own, as on X.
+const BSKY_ITEM = '[data-testid^="feedItem-by-"], [data-testid^="postThreadItem-by-"]';
+const BSKY_EMBED = '[data-testid^="contentHider-embed"]';
+const BSKY_POST = `${BSKY_ITEM}, :is(${BSKY_ITEM}) ${BSKY_EMBED}`;
+const bskyPost = (href) => href?.match(/\/profile\/([^/?#]{1,253})\/post\/([\w-]{1,64})/) ?? null;
 const BLUESKY_ADAPTER = Object.freeze({
   name: 'bluesky',
   site: 'bluesky',
   selector: BSKY_POST,
-  claims: BSKY_POST,
+  claims: BSKY_ITEM,
+  accepts(element) {
+    return !element.matches(BSKY_EMBED) || Boolean(element.querySelector('[data-testid="postText"]'));
+  },
   read(post) {
+    if (post.matches(BSKY_EMBED)) {
+      const text = readableText(post.querySelectorAll('[data-testid="postText"]'));
+      const href = hrefOf(post.querySelector('a[href*="/post/"]'));
+      const m = bskyPost(href);
+      return {
+        text,
+        key: m ? `bsky:${m[1]}/${m[2]}` : textKey('bsky-quote', text),
+        author: m?.[1] ?? null,
+        get permalink() { return absolute(href); },
+        quote: true,
+      };
+    }
     const hider = post.querySelector('[data-testid="contentHider-post"]');
-    const postText = post.querySelector('[data-testid="postText"]');
+    const postText = [...post.querySelectorAll('[data-testid="postText"]')]
+      .find((t) => !t.closest(BSKY_EMBED));
     const area = hider ?? postText?.parentElement;
-    const text = area ? readableText(area, '[role="button"], [data-testid^="contentHider-embed"], ' +
-                                          '[aria-label][role="link"]') : '';
-    const own = /\/profile\/[^/]+\/post\/\w+/.test(hrefOf(post) ?? '') ? hrefOf(post) : null;
+    const text = area ? readableText(area, `[role="button"], ${BSKY_EMBED}`) : '';
+    const own = bskyPost(hrefOf(post)) ? hrefOf(post) : null;
     const href = own ?? hrefOf([...post.querySelectorAll('a[href*="/post/"]')]
-      .find((a) => !a.closest('[data-testid^="contentHider-embed"]')));
-    const m = href?.match(/\/profile\/([^/?#]{1,253})\/post\/([\w-]{1,64})/);
+      .find((a) => !a.closest(BSKY_EMBED)));
+    const m = bskyPost(href);
     return {
       text,
       key: m ? `bsky:${m[1]}/${m[2]}` : textKey('bsky', text),

@@ -297,9 +297,10 @@ test('Mastodon (any instance): virtualised articles, translation in place, show 
   await page.close();
 });
 
-test('Bluesky: clamped text, appended translation, quoted embed not mixed in, more items', async () => {
+test('Bluesky: clamped text, appended translation, quoted post as its own unit, more items', async () => {
   const page = await open('bsky.app');
-  let expected = [['b-3kaaa1', 'hidden'], ['b-3kaaa2', 'label']];
+  // b-3kzzz9 is the post quoted by b-3kaaa4: demoted on its own, the quoting post not.
+  let expected = [['b-3kaaa1', 'hidden'], ['b-3kaaa2', 'label'], ['b-3kzzz9', 'demoted']];
   await waitLabels(page, expected);
   await assertTouchedOnly(page, expected);
   await page.click('[data-fixture="b-3kaaa3"] [data-translate]');
