@@ -25,7 +25,7 @@ const BREAKS = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD',
   'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TD', 'TH', 'TR', 'UL']);
 const SKIP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT', 'SVG', 'svg', 'BUTTON']);
 
-/** Returns the readable text of `roots` (an element or a list): words kept apart across
+/** Returns the readable text of `roots` (an element, a list or null): words kept apart across
  *  block elements, no script, style or button text, nothing from factlens' own
  *  overlays, and nothing inside an element matching `skip` (a selector). */
 function readableText(roots, skip = null) {
@@ -43,7 +43,7 @@ function readableText(roots, skip = null) {
       }
     }
   };
-  for (const root of (roots instanceof Element ? [roots] : roots)) {
+  for (const root of (roots == null ? [] : roots instanceof Element ? [roots] : roots)) {
     if (!root) continue;
     walk(root);
     parts.push(' ');
@@ -289,7 +289,8 @@ const MASTODON_ADAPTER = Object.freeze({
       post.querySelector('.status__content');
     const spoiler = post.querySelector('.status__content .spoiler-text, .status__content__spoiler');
     // A content warning hides the text until opened; its summary is still checked.
-    const text = readableText([spoiler, content], 'button, .status__content__spoiler-link');
+    const text = readableText(spoiler && !content?.contains(spoiler) ? [spoiler, content] : [content],
+                              'button, .status__content__spoiler-link');
     const link = post.querySelector('a.status__relative-time');
     return {
       text,
