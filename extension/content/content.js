@@ -330,6 +330,11 @@
           (error) => console.warn('factlens: settings:', error.message));
   const settingsLoaded = readSettings();
 
+  // Our own overlays coming and going change nothing a post says: not re-read for that.
+  const ours = (nodes) => {
+    for (const node of nodes) if (!hostTargets.has(node)) return false;
+    return true;
+  };
   const observer = new MutationObserver((records) => {
     for (const record of records) {
       if (record.type === 'childList') {
@@ -342,6 +347,7 @@
             schedule();
           }
         }
+        if (ours(record.addedNodes) && ours(record.removedNodes)) continue;
       }
       scanUp(record.target);
     }
