@@ -13,8 +13,9 @@ log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------
 # chromium: the e2e tests and `npm start -- --screenshot` (driven by npm playwright-core).
+# openssl: the throwaway certificate of the site fixtures' https server (tests/e2e/sites.mjs).
 PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev
-          libsodium-dev minisign autoconf automake libtool chromium)
+          libsodium-dev minisign autoconf automake libtool chromium openssl)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -4,43 +4,71 @@
 // strings; the overlay sets every string with textContent in a closed shadow root.
 //
 // Pages may throw nodes away (re-render), reuse them for other posts (recycling), or
-// remove our overlay: state is kept per post key (adapter.keyOf), verdicts are cached
-// per text, and every mutation re-examines the post it touched.
+// remove our overlay: state is kept per post key (adapter.read().key), verdicts are
+// cached per text, and every mutation re-examines the post it touched. A post's key
+// keeps every text it was shown with (truncated then expanded, original then
+// translated) and the strongest verdict among them wins.
+//
+// Nothing is moved or removed from the page: a demoted or hidden post gets an inline
+// display:none (an attribute change, which React-owned nodes survive) and the overlay
+// is a sibling before it. The reader's settings live in chrome.storage.local:
+// `siteSwitches` (per site and per host on/off) and `dismissedPosts` ("not this post",
+// hashed post keys); neither ever leaves the browser. A "not this post" in one tab
+// reaches the other open tabs when they next read the settings (reload or a change
+// made in the options page or popup).
 (() => {
   const BATCH = 200;
   const CACHE_MAX = 5000;
+  const KEY_TEXTS = 4;  // texts remembered per post key
+  const DISMISSED_MAX = 5000;
+  const REPORT_MS = 1000;
+  const SITE_RECHECK_MS = 2000;
+  const NONE = Object.freeze({ action: 'none', rating: null, severity: null, score: 0,
+                               stance: 'unclear', matches: [] });
+  const RANK = { none: 0, label: 1, demote: 2, hide: 3 };
   const strings = stringsFromI18n((name) => chrome.i18n.getMessage(name));
 
-  const states = new WeakMap();  // post element -> { overlay, key, text, generation }
+  // post element -> { key, text, texts, read, verdict, generation, overlay|null }
+  const states = new WeakMap();
   const hostTargets = new WeakMap();  // overlay host -> post element
-  const labelled = new Set();  // post elements with an overlay object
+  const tracked = new Set();  // post elements with a state
   const verdicts = new Map();  // text -> verdict (insertion order: oldest first)
+  const keyTexts = new Map();  // post key -> texts seen for it (oldest first)
   const revealedKeys = new Set();  // posts the reader chose to see anyway
+  let dismissed = new Set();  // hashText(key) of posts marked "not this post"
+  let switches = { sites: {}, hosts: {} };
+  let enabled = false;
   const pending = new Set();
   let generation = 0;  // bumped when the lists change: every post is checked again
   let timer = null;
   let running = false;
   let stopped = false;
   let lastCount = -1;
+  let changed = true;  // something that counts for the badge changed since the last report
+  let page = adaptersForSite(pageSite());
+  let siteCheckedAt = performance.now();
 
-  const allSelectors = FACTLENS_ADAPTERS.map((a) => a.selector).join(', ');
+  const isEnabled = () =>
+    switches.hosts?.[location.hostname] ?? switches.sites?.[page.site] ?? true;
 
   function schedule() {
     if (!timer && !stopped) timer = setTimeout(flush, 16);
   }
 
   function queue(element) {
-    if (adapterFor(element)) {
+    if (page.adapterFor(element)) {
       pending.add(element);
       schedule();
     }
   }
 
-  // A change inside a post (recycled node, "see more") re-examines the posts around it.
+  // A change inside a post (recycled node, "see more", a translation) re-examines the
+  // posts around it.
   function scanUp(node) {
     if (node.nodeType === Node.TEXT_NODE) node = node.parentElement;
     if (!node || node.nodeType !== Node.ELEMENT_NODE) return null;
-    for (let el = node.closest(allSelectors); el; el = el.parentElement?.closest(allSelectors)) {
+    const selector = page.selector;
+    for (let el = node.closest(selector); el; el = el.parentElement?.closest(selector)) {
       queue(el);
     }
     return node;
@@ -59,7 +87,7 @@
     const element = scanUp(node);
     if (!element) return;
     for (const host of element.querySelectorAll(`[${HOST_ATTRIBUTE}]`)) dropCopiedHost(host);
-    for (const el of element.querySelectorAll(allSelectors)) queue(el);
+    for (const el of element.querySelectorAll(page.selector)) queue(el);
   }
 
   async function classify(texts) {
@@ -73,23 +101,118 @@
     while (verdicts.size > CACHE_MAX) verdicts.delete(verdicts.keys().next().value);
   }
 
-  function apply(element, adapter, text, key, verdict) {
-    let state = states.get(element);
-    if (!state) {
+  // The texts to check for `key`: those seen before plus `text` (most recent last).
+  function textsFor(key, text) {
+    const seen = keyTexts.get(key) ?? [];
+    const texts = [...seen.filter((t) => t !== text), text].slice(-KEY_TEXTS);
+    keyTexts.delete(key);  // re-insert: recently used last
+    keyTexts.set(key, texts);
+    while (keyTexts.size > CACHE_MAX) keyTexts.delete(keyTexts.keys().next().value);
+    return texts;
+  }
+
+  // The strongest verdict among `texts`, and the text it came from ("why?" quotes it).
+  function strongest(texts) {
+    let best = { verdict: NONE, text: texts[texts.length - 1] };
+    for (const text of texts) {
+      const v = verdicts.get(text) ?? NONE;
+      const a = RANK[v.action] ?? 0;
+      const b = RANK[best.verdict.action] ?? 0;
+      if (a > b || (a === b && a > 0 && v.score > best.verdict.score)) best = { verdict: v, text };
+    }
+    return best;
+  }
+
+  // Overlays go before the post; a post slotted into a shadow host (new Reddit's
+  // nested comments) must have its overlay in the same slot or it is not rendered.
+  function place(host, target) {
+    const slot = target.getAttribute('slot');
+    if (slot) host.setAttribute('slot', slot);
+    else host.removeAttribute('slot');
+    target.before(host);
+  }
+
+  const shows = (state) =>
+    enabled && state.verdict.action !== 'none' && !dismissed.has(state.hash);
+
+  function draw(element) {
+    const state = states.get(element);
+    const show = shows(state);
+    if (show && !state.overlay) {
       const overlay = createOverlay(element, {
         strings,
+        place,
         onReveal: () => {
           const current = states.get(element);
           if (current) revealedKeys.add(current.key);
         },
+        onDismiss: () => {
+          const current = states.get(element);
+          if (current) dismiss(current.key);
+        },
       });
       hostTargets.set(overlay.host, element);
-      state = { overlay };
-      states.set(element, state);
-      labelled.add(element);
+      state.overlay = overlay;
     }
-    Object.assign(state, { key, text, generation, shown: verdict.action !== 'none' });
-    state.overlay.update(verdict, { text, revealed: revealedKeys.has(key) });
+    if (state.overlay) {
+      state.overlay.update(show ? state.verdict : NONE,
+                           { text: state.text, revealed: revealedKeys.has(state.key) });
+    }
+  }
+
+  function apply(element, read, texts) {
+    let state = states.get(element);
+    if (!state) {
+      state = { overlay: null };
+      states.set(element, state);
+      tracked.add(element);
+    }
+    const { verdict, text } = strongest(texts);
+    if (state.key !== read.key) state.hash = hashText(read.key);
+    Object.assign(state, { key: read.key, read, text, texts, verdict, generation });
+    draw(element);
+  }
+
+  function forget(element) {
+    states.get(element)?.overlay?.remove();
+    states.delete(element);
+    tracked.delete(element);
+  }
+
+  // What this page shows: matched posts (not dismissed) and their claims.
+  function found() {
+    const claims = new Map();
+    let count = 0;
+    if (!enabled) return { count, claims: [] };
+    for (const element of tracked) {
+      const state = states.get(element);
+      if (state.verdict.action === 'none' || dismissed.has(state.hash)) continue;
+      count++;
+      const top = state.verdict.matches[0];
+      const id = `${top.listId}\n${top.ruleId}`;
+      const entry = claims.get(id) ?? { claim: top.claim, rating: state.verdict.rating,
+                                        publisher: top.review?.publisher ?? '',
+                                        review: isHttpsUrl(top.review?.url) ? top.review.url : null,
+                                        posts: 0 };
+      entry.posts++;
+      claims.set(id, entry);
+    }
+    return { count, claims: [...claims.values()] };
+  }
+
+  // The badge count, sent at most every REPORT_MS: each message costs the page's main
+  // thread about a millisecond, and a feed labels posts in quick bursts.
+  let reportTimer = null;
+  function report() {
+    if (reportTimer) return;
+    reportTimer = setTimeout(() => {
+      reportTimer = null;
+      const { count } = found();
+      if (count !== lastCount) {
+        lastCount = count;
+        chrome.runtime.sendMessage({ type: 'found', count }).catch(() => {});
+      }
+    }, REPORT_MS);
   }
 
   async function flush() {
@@ -97,40 +220,61 @@
     if (running || stopped) return;
     running = true;
     try {
-      for (const element of labelled) {
+      await settingsLoaded;
+      // A page known by its markup (a Mastodon app that mounts after load) is looked for
+      // again now and then; a query over the whole page per flush would cost too much.
+      const now = performance.now();
+      const site = page.site === 'generic' && now - siteCheckedAt > SITE_RECHECK_MS
+        ? pageSite() : page.site;
+      if (page.site === 'generic' && site === 'generic') siteCheckedAt = now;
+      if (site !== page.site) {
+        page = adaptersForSite(site);
+        enabled = isEnabled();
+        for (const element of tracked) forget(element);
+        scan(document.documentElement);
+      }
+      for (const element of tracked) {
         if (!element.isConnected) {
-          states.get(element)?.overlay.remove();
-          states.delete(element);
-          labelled.delete(element);
+          forget(element);
+          changed = true;
         }
+      }
+      if (!enabled) {
+        pending.clear();
+        report();
+        return;
       }
       const work = [];
       for (const element of pending) {
         pending.delete(element);
         if (!element.isConnected) continue;
-        const adapter = adapterFor(element);
-        if (!adapter) continue;
-        const text = adapter.textOf(element);
-        const key = adapter.keyOf(element, text);
+        const adapter = page.adapterFor(element);
+        if (!adapter) {
+          if (states.has(element)) forget(element);
+          continue;
+        }
+        const read = adapter.read(element);
         const state = states.get(element);
-        if (state && state.key === key && state.text === text && state.generation === generation &&
-            (!state.shown || state.overlay.host.isConnected)) {
+        if (state && state.key === read.key && state.texts.includes(read.text) &&
+            state.generation === generation &&
+            (!shows(state) || state.overlay?.state !== 'none')) {
           continue;  // unchanged, and its label (if any) still in place
         }
-        work.push({ element, adapter, text, key });
+        if (!read.text) {
+          if (state) forget(element);
+          continue;
+        }
+        work.push({ element, read, texts: textsFor(read.key, read.text) });
       }
       if (work.length) {
-        await classify(work.map((w) => w.text));
-        for (const { element, adapter, text, key } of work) {
-          if (element.isConnected) apply(element, adapter, text, key, verdicts.get(text));
+        await classify(work.flatMap((w) => w.texts));
+        for (const { element, read, texts } of work) {
+          if (element.isConnected) apply(element, read, texts);
         }
-        let count = 0;
-        for (const element of labelled) if (states.get(element).overlay.state !== 'none') count++;
-        if (count !== lastCount) {
-          lastCount = count;
-          chrome.runtime.sendMessage({ type: 'found', count }).catch(() => {});
-        }
+        changed = true;
       }
+      if (changed) report();
+      changed = false;
     } catch (error) {
       if (!chrome.runtime?.id) stop();  // the extension was reloaded or removed
       else console.warn('factlens:', error.message);
@@ -145,6 +289,52 @@
     observer.disconnect();
   }
 
+  async function dismiss(key) {
+    const hash = hashText(key);
+    dismissed.add(hash);
+    for (const element of tracked) if (states.get(element).key === key) draw(element);
+    changed = true;
+    report();
+    const { dismissedPosts } = await chrome.storage.local.get('dismissedPosts');
+    const all = { ...(dismissedPosts ?? {}), [hash]: Date.now() };
+    const keys = Object.keys(all);
+    if (keys.length > DISMISSED_MAX) {
+      keys.sort((a, b) => all[a] - all[b]);
+      for (const old of keys.slice(0, keys.length - DISMISSED_MAX)) delete all[old];
+    }
+    await chrome.storage.local.set({ dismissedPosts: all });
+  }
+
+  function useSettings({ siteSwitches, dismissedPosts }) {
+    if (siteSwitches !== undefined) {
+      switches = siteSwitches && typeof siteSwitches === 'object' ? siteSwitches : {};
+    }
+    if (dismissedPosts !== undefined) {
+      dismissed = new Set(Object.keys(dismissedPosts && typeof dismissedPosts === 'object'
+        ? dismissedPosts : {}));
+    }
+    const was = enabled;
+    enabled = isEnabled();
+    changed = true;
+    for (const element of tracked) draw(element);
+    if (enabled && !was) scan(document.documentElement);
+    schedule();
+  }
+
+  // Read at start and again when the options page or popup says they changed
+  // ('settings-changed'). No storage.onChanged listener here: it would copy every
+  // stored change, megabytes of list data on each list update, into every tab.
+  const readSettings = () => chrome.storage.local.get(['siteSwitches', 'dismissedPosts'])
+    .then((stored) => useSettings({ siteSwitches: stored.siteSwitches ?? null,
+                                    dismissedPosts: stored.dismissedPosts ?? null }),
+          (error) => console.warn('factlens: settings:', error.message));
+  const settingsLoaded = readSettings();
+
+  // Our own overlays coming and going change nothing a post says: not re-read for that.
+  const ours = (nodes) => {
+    for (const node of nodes) if (!hostTargets.has(node)) return false;
+    return true;
+  };
   const observer = new MutationObserver((records) => {
     for (const record of records) {
       if (record.type === 'childList') {
@@ -157,22 +347,35 @@
             schedule();
           }
         }
+        if (ours(record.addedNodes) && ours(record.removedNodes)) continue;
       }
       scanUp(record.target);
     }
   });
   observer.observe(document.documentElement, {
     childList: true, subtree: true, characterData: true,
-    attributes: true, attributeFilter: ['href', 'data-testid', 'role', 'aria-posinset'],
+    attributes: true,
+    attributeFilter: ['href', 'data-testid', 'role', 'aria-posinset', 'data-id', 'data-urn',
+                      'componentkey', 'thingid', 'permalink', 'post-title', 'data-fullname'],
   });
   scan(document.documentElement);
 
-  chrome.runtime.onMessage.addListener((message, sender) => {
-    if (sender.id !== chrome.runtime.id || sender.tab) return;  // only the background
+  chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+    // Only the extension's own contexts (background, popup, options) reach here.
+    const extensionUrl = chrome.runtime.getURL('');
+    if (sender.id !== chrome.runtime.id || (sender.url && !sender.url.startsWith(extensionUrl))) {
+      return false;
+    }
     if (message?.type === 'lists-changed') {
       generation++;
       verdicts.clear();
       scan(document.documentElement);
+    } else if (message?.type === 'settings-changed') {
+      readSettings();
+    } else if (message?.type === 'page-status') {
+      // The popup's "found on this page": counts and claims, nothing of the posts' text.
+      sendResponse({ ok: true, site: page.site, host: location.hostname, enabled, ...found() });
     }
+    return false;
   });
 })();

@@ -49,3 +49,33 @@ export function renderSubscriptions(list, subscriptions, { onRemove } = {}) {
     list.append(item);
   }
 }
+
+/** The switchable sites, as content/adapters.js FACTLENS_SITES lists them (a test keeps
+ *  the two equal). */
+export const SITES = Object.freeze(['x', 'facebook', 'reddit', 'mastodon', 'bluesky',
+  'youtube', 'threads', 'linkedin', 'generic']);
+
+/** Returns the reader's site switches: { sites: {id: bool}, hosts: {hostname: bool} }. */
+export async function getSwitches() {
+  const { siteSwitches } = await chrome.storage.local.get('siteSwitches');
+  const plain = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? v : {});
+  return { sites: { ...plain(siteSwitches?.sites) }, hosts: { ...plain(siteSwitches?.hosts) } };
+}
+
+/** Tells the content scripts of every open tab to read the reader's settings again. */
+export async function settingsChanged() {
+  const tabs = await chrome.tabs.query({});
+  await Promise.all(tabs.map((tab) =>
+    chrome.tabs.sendMessage(tab.id, { type: 'settings-changed' }).catch(() => {})));
+}
+
+/** Changes the switches with `change(switches)`, stores them and tells the tabs. */
+export async function setSwitches(change) {
+  const switches = await getSwitches();
+  change(switches);
+  await chrome.storage.local.set({ siteSwitches: switches });
+  await settingsChanged();
+  return switches;
+}
+
+export { msg, el };

@@ -66,3 +66,16 @@ test('package-extension: arguments and pinned keys are checked', () => {
   assert.equal(keyLine(demoKey, 'demo.pub'), demoKey.trim().split('\n')[1]);
   assert.throws(() => keyLine('untrusted comment: x\nnot a key\n', 'k.pub'), /k.pub: not a minisign public key/);
 });
+
+test('the options page lists the sites the content script knows', async () => {
+  // adapters.js is a classic content script; its list is read from the source text.
+  const source = readFileSync(new URL('../../extension/content/adapters.js', import.meta.url), 'utf8');
+  const listed = source.match(/const FACTLENS_SITES = Object\.freeze\(\[([^\]]*)\]\)/)?.[1];
+  assert.ok(listed, 'FACTLENS_SITES in adapters.js');
+  const sites = [...listed.matchAll(/'([a-z]+)'/g)].map((m) => m[1]);
+  globalThis.chrome ??= { i18n: { getMessage: () => '' } };
+  const { SITES } = await import('../../extension/pages/pages.js');
+  assert.deepEqual([...SITES], sites);
+  const en = JSON.parse(readFileSync(new URL('../../extension/_locales/en/messages.json', import.meta.url)));
+  for (const site of sites) assert.ok(en[`site_${site}`], `site_${site} message`);
+});

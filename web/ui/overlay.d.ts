@@ -24,6 +24,7 @@ export interface OverlayStrings {
   whyRule: string;
   whyWords: string;
   stanceDebunks: string;
+  notThisPost: string;
 }
 
 export const STRINGS_EN: Readonly<OverlayStrings>;
@@ -42,6 +43,9 @@ export interface OverlayOptions {
   place?: (host: HTMLElement, target: Element) => void;
   /** Called when the reader clicks "show anyway" / "show post". */
   onReveal?: (target: Element) => void;
+  /** Given: the label gets a "not this post" button; called (after the overlay is
+   *  cleared) when the reader clicks it. */
+  onDismiss?: (target: Element) => void;
 }
 
 export interface Overlay {

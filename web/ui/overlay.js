@@ -37,6 +37,7 @@ export const STRINGS_EN = Object.freeze({
   whyRule: 'Rule {rule} in list {list} ({kind}, score {score})',
   whyWords: 'Matched words: ',
   stanceDebunks: 'This post seems to debunk the claim.',
+  notThisPost: 'Not this post',
 });
 
 /**
@@ -135,7 +136,8 @@ export const HOST_ATTRIBUTE = 'data-factlens-overlay';
  * @param {Element} target
  * @param {{ strings?: object, theme?: 'auto'|'light'|'dark',
  *           place?: (host: Element, target: Element) => void,
- *           onReveal?: (target: Element) => void }} [options]
+ *           onReveal?: (target: Element) => void,
+ *           onDismiss?: (target: Element) => void }} [options]
  */
 export function createOverlay(target, options = {}) {
   const doc = target.ownerDocument;
@@ -227,6 +229,17 @@ export function createOverlay(target, options = {}) {
       panel.hidden = !open;
     });
     review.append(toggle);
+    if (options.onDismiss) {
+      // The reader says the label is wrong for this post: the embedder records that
+      // (the extension keeps it locally) and the label goes.
+      const dismiss = el('button', t('notThisPost'), { type: 'button', 'data-action': 'dismiss' });
+      dismiss.addEventListener('click', () => {
+        current = null;
+        render();
+        options.onDismiss(target);
+      });
+      review.append(dismiss);
+    }
     box.append(panel);
     return box;
   }

@@ -1,0 +1,304 @@
+// End-to-end benchmark of the extension in real headless Chromium (figures printed,
+// never asserted): a feed of 500 X-like posts appended 10 at a time, the packaged
+// extension subscribed to a signed 10k-rule list (scripts/bench/generate.mjs), and
+//   - long tasks (> 50 ms) on the page's main thread, and those with extension code in
+//     them, against the same feed without the extension (a baseline in the same run);
+//   - main-thread time spent in the extension's content scripts per 10 posts (V8 CPU
+//     profile samples whose nearest script frame is a chrome-extension:// URL; native
+//     calls they make count as theirs; layout and paint the page does later do not);
+//   - first-label latency: from a post's insertion to its overlay's insertion (p50, p95);
+//   - memory of the background engine: the size of the service worker's wasm memory
+//     (a hook added to the bench's own copy of the package notes the instances).
+//
+//   node scripts/bench-extension.mjs [--posts N] [--rules N] [--runs N]   (npm run bench:extension)
+// Needs build/bin/factlens (npm run build) for keygen and signing.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir, loadavg, cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { generateWorkload } from './bench/generate.mjs';
+import { packageExtension } from './package-extension.mjs';
+import { CHROMIUM_PATH, CHROMIUM_ARGS } from './chromium.mjs';
+import { startSiteServer, startListServer, launchWithExtension,
+         waitSubscription } from '../tests/e2e/sites.mjs';
+
+const repo = fileURLToPath(new URL('../', import.meta.url));
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const POSTS = arg('--posts', 500);
+const RUNS = arg('--runs', 3);
+const RULES = arg('--rules', 10000);
+const SEED = 7;
+const PER_APPEND = 10;
+const APPEND_EVERY_MS = 100;
+const HOST = 'feed.factlens.test';
+
+const fmt = (n, d = 1) => n.toFixed(d);
+const pct = (sorted, p) => sorted.length
+  ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
+
+// The feed page: X markup (the X adapter reads it), appended in batches by the page's
+// own script; it notes when each post went in and when an overlay appeared before it.
+const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bench feed</title>
+<link rel="icon" href="data:,"><script src="/feed.js" defer></script></head>
+<body><main><div data-testid="primaryColumn"><section><h1>Home</h1>
+<div aria-label="Timeline"><div id="timeline"></div></div></section></div></main></body></html>`;
+const FEED_JS = `
+const timeline = document.getElementById('timeline');
+window.__inserted = new Map();
+window.__labelled = new Map();
+window.__longTasks = [];
+new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
+  .observe({ type: 'longtask', buffered: true });
+new MutationObserver((records) => {
+  const now = performance.now();
+  for (const r of records) for (const n of r.addedNodes) {
+    if (n.nodeType === 1 && n.hasAttribute('data-factlens-overlay')) {
+      const id = n.nextElementSibling && n.nextElementSibling.dataset.id;
+      if (id && !window.__labelled.has(id)) window.__labelled.set(id, now);
+    }
+  }
+}).observe(timeline, { childList: true, subtree: true });
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const k in attrs) el.setAttribute(k, attrs[k]);
+  el.append(...children);
+  return el;
+}
+window.startFeed = async (perAppend, every) => {
+  const posts = await (await fetch('/posts.json')).json();
+  // One 60 ms task on purpose: proof that the long-task recording works in this run.
+  const end = performance.now() + 60;
+  while (performance.now() < end);
+  for (let i = 0; i < posts.length; i += perAppend) {
+    const batch = posts.slice(i, i + perAppend).map((text, k) => {
+      const id = String(100000 + i + k);
+      return h('div', { 'data-testid': 'cellInnerDiv' }, h('div', {},
+        h('article', { 'data-testid': 'tweet', 'data-id': id },
+          h('div', { 'data-testid': 'User-Name' }, h('a', { href: '/user' + (i + k) }, 'User ' + (i + k))),
+          h('div', { 'data-testid': 'tweetText', lang: 'en' }, h('span', {}, text)),
+          h('a', { href: '/user' + (i + k) + '/status/' + id }, h('time', {}, '1h')))));
+    });
+    const now = performance.now();
+    timeline.append(...batch);
+    for (const cell of batch) window.__inserted.set(cell.querySelector('article').dataset.id, now);
+    await new Promise((done) => setTimeout(done, every));
+  }
+};`;
+
+// Samples of a V8 CPU profile attributed to the nearest frame with a script URL.
+function analyseProfile(profile, extensionOrigin) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const owner = new Map();
+  const ownerOf = (id) => {
+    if (owner.has(id)) return owner.get(id);
+    const node = byId.get(id);
+    let result;
+    if (node.callFrame.url) result = node.callFrame.url.startsWith(extensionOrigin) ? 'ext' : 'page';
+    else if (node.callFrame.functionName === '(idle)') result = 'idle';
+    else if (!parent.has(id) || byId.get(parent.get(id)).callFrame.functionName === '(root)') {
+      result = 'other';  // (program), (garbage collector): browser work, not script
+    } else result = ownerOf(parent.get(id));
+    owner.set(id, result);
+    return result;
+  };
+  const { samples, timeDeltas } = profile;
+  let extUs = 0;
+  const byFunction = new Map();  // extension time by the nearest extension frame
+  const frameOf = (id) => {
+    let node = byId.get(id);
+    while (node && !node.callFrame.url) node = byId.get(parent.get(node.id));
+    const leaf = byId.get(id).callFrame.functionName || '(anonymous)';
+    if (!node) return leaf;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = `${functionName || '(anonymous)'} ${url.split('/').pop()}:${lineNumber + 1}`;
+    return node.id === id ? where : `${where} > ${leaf}`;
+  };
+  // Busy spans: consecutive non-idle samples, roughly one task each.
+  const spans = [];
+  let span = null;
+  for (let i = 0; i < samples.length; i++) {
+    const dt = timeDeltas[i + 1] ?? 0;
+    const who = ownerOf(samples[i]);
+    if (who === 'ext') {
+      extUs += dt;
+      const key = frameOf(samples[i]);
+      byFunction.set(key, (byFunction.get(key) ?? 0) + dt);
+    }
+    if (who === 'idle') {
+      if (span) spans.push(span);
+      span = null;
+    } else {
+      span ??= { us: 0, extUs: 0 };
+      span.us += dt;
+      if (who === 'ext') span.extUs += dt;
+    }
+  }
+  if (span) spans.push(span);
+  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 8)
+    .map(([where, us]) => ({ where, ms: us / 1000 }));
+  return { extMs: extUs / 1000, spans, top };
+}
+
+// The background engine's memory: the bench's own copy of the package gets a first
+// import in background.js that notes every wasm instance's memory (the source tree and
+// real packages have no such hook).
+const MEMORY_HOOK = `
+const memories = globalThis.__factlensBenchMemories = [];
+for (const name of ['instantiate', 'instantiateStreaming']) {
+  const original = WebAssembly[name];
+  WebAssembly[name] = async function (...args) {
+    const result = await original.apply(this, args);
+    const instance = result.instance ?? result;
+    for (const value of Object.values(instance.exports ?? {})) {
+      if (value instanceof WebAssembly.Memory) memories.push(value);
+    }
+    return result;
+  };
+}
+`;
+async function addMemoryHook(extensionDir) {
+  await writeFile(join(extensionDir, 'bench-memory-hook.js'), MEMORY_HOOK);
+  const background = join(extensionDir, 'background.js');
+  await writeFile(background, `import './bench-memory-hook.js';\n${await readFile(background, 'utf8')}`);
+}
+
+async function runFeed(page, cdp, extensionOrigin) {
+  await page.waitForTimeout(500);  // content scripts injected, page idle
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    await cdp.send('Profiler.start');
+  }
+  await page.evaluate(([n, every]) => window.startFeed(n, every), [PER_APPEND, APPEND_EVERY_MS]);
+  // Let the last labels arrive: quiet for a second.
+  let last = -1;
+  for (;;) {
+    await page.waitForTimeout(1000);
+    const count = await page.evaluate(() => window.__labelled.size);
+    if (count === last) break;
+    last = count;
+  }
+  const profile = cdp ? (await cdp.send('Profiler.stop')).profile : null;
+  const result = await page.evaluate(() => ({
+    inserted: Object.fromEntries(window.__inserted), labelled: Object.fromEntries(window.__labelled),
+    longTasks: window.__longTasks,
+  }));
+  return { ...result, profile: profile && analyseProfile(profile, extensionOrigin) };
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'factlens-bench-ext-'));
+const cleanup = [];
+try {
+  const factlens = join(repo, 'build/bin/factlens');
+  const workload = generateWorkload({ seed: SEED, ruleCount: RULES, postCount: POSTS, plantRate: 0.2 });
+  const listPath = join(dir, 'bench.json');
+  await writeFile(listPath, workload.listText);
+  execFileSync(factlens, ['keygen', '-W', '-p', join(dir, 'bench.pub'), '-s', join(dir, 'bench.key')],
+               { stdio: 'ignore' });
+  execFileSync(factlens, ['sign', '-s', join(dir, 'bench.key'), '-m', listPath], { stdio: 'ignore' });
+
+  const lists = await startListServer({
+    '/bench.json': async () => ({ type: 'application/json', data: await readFile(listPath) }),
+    '/bench.json.minisig': async () => ({ type: 'text/plain', data: await readFile(`${listPath}.minisig`) }),
+  });
+  cleanup.push(() => lists.close());
+  const sites = await startSiteServer({
+    extra: (host, path) => {
+      if (host !== HOST) return null;
+      if (path === '/') return { type: 'text/html; charset=utf-8', data: PAGE };
+      if (path === '/feed.js') return { type: 'text/javascript; charset=utf-8', data: FEED_JS };
+      if (path === '/posts.json') return { type: 'application/json', data: JSON.stringify(workload.posts) };
+      return null;
+    },
+  });
+  cleanup.push(() => sites.close());
+  const packaged = await packageExtension({ out: join(dir, 'dist'), defaultList: `${lists.url}/bench.json`,
+                                            trustedKey: join(dir, 'bench.pub'), allowHttp: true });
+  await addMemoryHook(packaged.chromium);
+
+  console.log(`factlens extension bench: ${POSTS} X-like posts appended ${PER_APPEND} every ` +
+    `${APPEND_EVERY_MS} ms, ${RULES}-rule signed list (seed ${SEED}), Chromium headless, ` +
+    `${workload.planted.length} posts with a planted match; load average ${loadavg()[0].toFixed(1)} ` +
+    `on ${cpus().length} cores`);
+
+  // Baseline: the same feed without the extension.
+  const plain = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
+    args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${HOST} 127.0.0.1, MAP * ~NOTFOUND`] });
+  const plainPage = await (await plain.newContext({ ignoreHTTPSErrors: true })).newPage();
+  await plainPage.goto(sites.url(HOST));
+  const plainCdp = await plainPage.context().newCDPSession(plainPage);
+  const t = performance.now();
+  const base = await runFeed(plainPage, plainCdp, 'chrome-extension://');
+  const baseMs = performance.now() - t;
+  await plain.close();
+
+  const profileDir = join(dir, 'profile');
+  const { context, worker, id } = await launchWithExtension(packaged.chromium, profileDir);
+  cleanup.push(() => context.close());
+  const t0 = performance.now();
+  await (await waitSubscription(context, id, 'ok', 120000)).close();
+  const subscribeMs = performance.now() - t0;
+  const mb = (b) => fmt(b / 1048576, 1);
+  const longest = (tasks) => fmt(Math.max(0, ...tasks), 0);
+  console.log(`list download, verify and compile in the worker (install to "up to date"): ${fmt(subscribeMs, 0)} ms`);
+  console.log(`without the extension: ${base.longTasks.length} long tasks (> 50 ms; each run has one ` +
+    `60 ms task of the page on purpose), longest ${longest(base.longTasks)} ms; feed ${fmt(baseMs / 1000, 1)} s`);
+
+  // Each run is a fresh page (a fresh content script) in the same browser: the first
+  // meets a cold engine (its lazy compilation), the others a warm one.
+  const results = [];
+  for (let r = 1; r <= RUNS; r++) {
+    const page = await context.newPage();
+    await page.goto(sites.url(HOST));
+    const cdp = await context.newCDPSession(page);
+    const run = await runFeed(page, cdp, `chrome-extension://${id}/`);
+    await page.close();
+    const latencies = Object.entries(run.labelled).map(([post, at]) => at - run.inserted[post])
+      .sort((a, b) => a - b);
+    const spans = run.profile.spans;
+    const result = {
+      labelled: latencies.length,
+      longTasks: run.longTasks.length,
+      longestTask: Math.max(0, ...run.longTasks),
+      spans: spans.filter((x) => x.us > 50_000 && x.extUs > 0).length,
+      maxExtInSpan: Math.max(0, ...spans.map((x) => x.extUs / 1000)),
+      per10: run.profile.extMs / (POSTS / 10),
+      p50: pct(latencies, 50),
+      p95: pct(latencies, 95),
+      top: run.profile.top,
+    };
+    results.push(result);
+    console.log(`run ${r}${r === 1 ? ' (cold engine)' : ''}: ${result.labelled} of ${POSTS} posts labelled; ` +
+      `long tasks ${result.longTasks} (longest ${fmt(result.longestTask, 0)} ms); CPU-profile busy spans ` +
+      `> 50 ms with extension code ${result.spans}, most extension time in one span ` +
+      `${fmt(result.maxExtInSpan, 1)} ms; extension main-thread time ${fmt(result.per10, 2)} ms per 10 posts; ` +
+      `first label p50 ${fmt(result.p50, 1)} ms, p95 ${fmt(result.p95, 1)} ms`);
+  }
+  const median = (key) => {
+    const v = results.map((x) => x[key]).sort((a, b) => a - b);
+    return v[Math.floor((v.length - 1) / 2)];
+  };
+  console.log(`median of ${RUNS} runs: long tasks ${median('longTasks')} (1 is the page's own), ` +
+    `most extension time in one busy span ${fmt(median('maxExtInSpan'), 1)} ms, extension main-thread ` +
+    `time ${fmt(median('per10'), 2)} ms per 10 posts, first label p50 ${fmt(median('p50'), 1)} ms, ` +
+    `p95 ${fmt(median('p95'), 1)} ms`);
+  console.log(`where the extension's time went in the last run (nearest extension frame > callee):`);
+  for (const { where, ms } of results[results.length - 1].top) {
+    console.log(`  ${fmt(ms, 1).padStart(7)} ms  ${where}`);
+  }
+  const wasmMemories = await worker.evaluate(() =>
+    globalThis.__factlensBenchMemories.map((m) => m.buffer.byteLength));
+  const wasm = wasmMemories.reduce((a, b) => a + b, 0);
+  console.log(`background engine memory (wasm memory of the service worker, after the runs): ` +
+    `${mb(wasm)} MB in ${wasmMemories.length} instance(s)`);
+} finally {
+  for (const step of cleanup.reverse()) await step().catch(() => {});
+  await rm(dir, { recursive: true, force: true });
+}
