@@ -2,6 +2,8 @@
 #include "factlens/similar.h"
 
 #include <catch2/catch.hpp>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -160,6 +162,73 @@ TEST_CASE("similar: spans cover the post's words that the claim has", "[similar]
   CHECK(text.substr(spans[0].begin, spans[0].end - spans[0].begin) == "5G towers");
   CHECK(text.substr(spans[1].begin, spans[1].end - spans[1].begin) ==
         "spread the coronavirus");
+}
+
+TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash",
+          "[similar]") {
+  auto index = SimilarIndex::Build(Claims());
+  ByteWriter w;
+  index->Serialize(&w);
+  const std::string bytes = w.bytes();
+  const std::vector<std::string> posts = {"vaccine causing autism??", "5G spreads covid",
+                                          "Corona Impfung unfruchtbar", "bleach cure"};
+  {
+    ByteReader r(bytes);
+    std::unique_ptr<SimilarIndex> restored;
+    REQUIRE(SimilarIndex::Deserialize(&r, {}, Claims().size(), &restored));
+    REQUIRE(restored != nullptr);
+    CHECK(r.at_end());
+    for (const std::string& post : posts) {
+      auto a = index->Search(Normalize(post), 6),
+           b = restored->Search(Normalize(post), 6);
+      REQUIRE(a.size() == b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i].rule_index == b[i].rule_index);
+        CHECK(a[i].score == b[i].score);
+      }
+    }
+  }
+  {  // other options: well formed, but the caller must rebuild
+    SimilarOptions other;
+    other.char_ngrams = false;
+    ByteReader r(bytes);
+    std::unique_ptr<SimilarIndex> restored;
+    CHECK(SimilarIndex::Deserialize(&r, other, Claims().size(), &restored));
+    CHECK(restored == nullptr);
+  }
+  {  // rule indices must be below the list's rule count
+    ByteReader r(bytes);
+    std::unique_ptr<SimilarIndex> restored;
+    CHECK_FALSE(SimilarIndex::Deserialize(&r, {}, 3, &restored));
+  }
+  // Truncated and flipped bytes: refused, or an index whose every id is in range
+  // (the sanitizer build runs this too).
+  std::mt19937 rng(7);
+  size_t refused = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::string bad = bytes;
+    if (i % 4 == 0) {
+      bad.resize(rng() % bad.size());
+    } else {
+      for (int k = 0; k < 1 + i % 3; ++k) bad[rng() % bad.size()] ^= 1 + rng() % 255;
+    }
+    ByteReader r(bad);
+    std::unique_ptr<SimilarIndex> restored;
+    if (!SimilarIndex::Deserialize(&r, {}, Claims().size(), &restored)) {
+      ++refused;
+      continue;
+    }
+    if (restored == nullptr) continue;
+    for (const std::string& post : posts) {
+      for (const SimilarHit& hit : restored->Search(Normalize(post), 6)) {
+        CHECK(hit.rule_index < Claims().size());
+        CHECK(hit.score >= 0);
+        CHECK(hit.score <= 1);
+        restored->Spans(Normalize(post), hit.rule_index);
+      }
+    }
+  }
+  CHECK(refused > 500);  // every truncation at least
 }
 
 }  // namespace
