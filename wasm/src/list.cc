@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -31,8 +32,12 @@ constexpr int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, exact in JS
 
 class LimitedDomBuilder {
  public:
-  LimitedDomBuilder(const ParseLimits& limits, json* root)
-      : limits_(limits), root_(root) {}
+  // `on_rule`, if set, receives each element of the top-level "rules" array as soon
+  // as it is complete (with its index), and the builder keeps a null in its place:
+  // a list of 100k rules is never whole in memory as a JSON tree.
+  using RuleSink = std::function<void(json&&, size_t)>;
+  LimitedDomBuilder(const ParseLimits& limits, json* root, RuleSink on_rule = nullptr)
+      : limits_(limits), root_(root), on_rule_(std::move(on_rule)) {}
 
   bool null() { return Put(json(nullptr)); }
   bool boolean(bool v) { return Put(json(v)); }
@@ -69,6 +74,7 @@ class LimitedDomBuilder {
   }
   bool end_object() {
     stack_.pop_back();
+    RuleDone();
     return true;
   }
   bool start_array(std::size_t) {
@@ -79,6 +85,7 @@ class LimitedDomBuilder {
   }
   bool end_array() {
     stack_.pop_back();
+    RuleDone();
     return true;
   }
   bool parse_error(std::size_t, const std::string&,
@@ -112,7 +119,21 @@ class LimitedDomBuilder {
 
   bool Put(json&& v) {
     Place(std::move(v));
+    RuleDone();
     return status_.ok();
+  }
+
+  // True if the innermost open value is the top-level "rules" array.
+  bool InRules() const {
+    return stack_.size() == 2 && stack_[0].key == "rules" && stack_[1].value->is_array();
+  }
+
+  // Hands a just-completed element of the rules array to on_rule_.
+  void RuleDone() {
+    if (!on_rule_ || !InRules() || !status_.ok()) return;
+    json& element = stack_[1].value->back();
+    on_rule_(std::move(element), stack_[1].count - 1);
+    element = nullptr;
   }
 
   // Returns where `v` was stored: the root, the pending key of the innermost
@@ -157,6 +178,7 @@ class LimitedDomBuilder {
 
   const ParseLimits& limits_;
   json* root_;
+  RuleSink on_rule_;
   std::vector<Frame> stack_;
   Status status_;
 };
@@ -732,8 +754,29 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
                                          " bytes exceeds the limit of " +
                                          std::to_string(limits.max_list_bytes));
   }
+  // Rules are read as the parser completes each one; their errors are reported
+  // after the document's syntax and its header, as if read afterwards: the first
+  // rule error by index wins, and later rules are not read, only dropped.
+  Checker rule_checker(limits);
+  std::vector<Rule> rules;
+  std::unordered_set<std::string> ids;
+  Status rule_error;
+  auto on_rule = [&](json&& element, size_t i) {
+    if (!rule_error.ok()) return;
+    Rule rule;
+    if (!ReadRule(rule_checker, element, i, limits, &rule)) {
+      rule_error = rule_checker.status();
+      return;
+    }
+    if (!ids.insert(rule.id).second) {
+      rule_error = Status(ErrorKind::kFormat, "rules[" + std::to_string(i) + "] (id \"" +
+                                                  rule.id + "\"): id: duplicate rule id");
+      return;
+    }
+    rules.push_back(std::move(rule));
+  };
   json root;
-  LimitedDomBuilder builder(limits, &root);
+  LimitedDomBuilder builder(limits, &root, on_rule);
   bool parsed = json::sax_parse(text.begin(), text.end(), &builder);
   if (!parsed || !builder.status().ok()) {
     if (!builder.status().ok()) return builder.status();
@@ -752,23 +795,12 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
                       "\" is not supported (expected \"factlens/1\")");
   }
   if (!ReadInfo(c, root, &list.info)) return c.status();
-  auto rules = root.find("rules");
-  if (rules == root.end())
+  auto found = root.find("rules");
+  if (found == root.end())
     return Status(ErrorKind::kFormat, "rules: missing required field");
-  if (!rules->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
-  list.rules.resize(rules->size());
-  std::unordered_set<std::string> ids;
-  ids.reserve(rules->size());
-  for (size_t i = 0; i < rules->size(); ++i) {
-    if (!ReadRule(c, (*rules)[i], i, limits, &list.rules[i])) return c.status();
-    if (!ids.insert(list.rules[i].id).second) {
-      return Status(ErrorKind::kFormat, "rules[" + std::to_string(i) + "] (id \"" +
-                                            list.rules[i].id +
-                                            "\"): id: duplicate rule id");
-    }
-    // Free each rule's JSON as soon as it is read: peak memory stays near one copy.
-    (*rules)[i] = nullptr;
-  }
+  if (!found->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
+  if (!rule_error.ok()) return rule_error;
+  list.rules = std::move(rules);
   *out = std::move(list);
   return Status::Ok();
 }
