@@ -801,6 +801,7 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   if (!found->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
   if (!rule_error.ok()) return rule_error;
   list.rules = std::move(rules);
+  list.rules.shrink_to_fit();  // growth slack would stay for the list's lifetime
   *out = std::move(list);
   return Status::Ok();
 }

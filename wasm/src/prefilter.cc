@@ -428,13 +428,11 @@ void Prefilter::Build(uint32_t item_count) {
 void Prefilter::Pack() {
   const size_t n = fail_.size();
   states_.resize(n);
-  out_.resize(n);
   for (size_t s = 0; s < n; ++s) {
     const uint32_t count = edge_begin_[s + 1] - edge_begin_[s];
-    out_[s] = atom_at_[s] != kNone ? static_cast<uint32_t>(s) : dict_[s];
     State& state = states_[s];
     state.fail = fail_[s];
-    state.output = out_[s] != kNone;
+    state.output = atom_at_[s] != kNone || dict_[s] != kNone;
     if (count == 1) {
       state.edges = edge_next_[edge_begin_[s]];
       state.byte = edge_byte_[edge_begin_[s]];
@@ -505,7 +503,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
       s = state.fail;
     }
     if (!states[s].output) continue;
-    for (uint32_t t = out_[s]; t != kNone; t = dict_[t]) {
+    for (uint32_t t = atom_at_[s] != kNone ? s : dict_[s]; t != kNone; t = dict_[t]) {
       uint32_t a = atom_at_[t];
       if (atom_seen_[a] == epoch_) break;  // this atom and its suffixes were handled
       atom_seen_[a] = epoch_;

@@ -330,10 +330,15 @@ struct TermRef {
 // A term of a post or document with its frequency.
 using TermFreq = std::pair<uint32_t, float>;
 
-// Returns `ids` as sorted (id, count) pairs.
+// Returns `ids` as sorted (id, count) pairs, in a vector of exactly that size (an
+// index keeps hundreds of thousands of these: growth slack would be a third of it).
 std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
   std::sort(ids->begin(), ids->end());
+  size_t distinct = 0;
+  for (size_t i = 0; i < ids->size(); ++i)
+    distinct += i == 0 || (*ids)[i] != (*ids)[i - 1];
   std::vector<TermFreq> out;
+  out.reserve(distinct);
   for (uint32_t id : *ids) {
     if (!out.empty() && out.back().first == id) {
       out.back().second += 1;

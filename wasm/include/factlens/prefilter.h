@@ -112,9 +112,8 @@ class Prefilter {
     uint32_t fail;
     uint16_t edge_count;
     uint8_t byte;    // one edge: its byte
-    uint8_t output;  // 1 if an atom ends here or at a suffix (then see out_)
+    uint8_t output;  // 1 if an atom ends here or at a suffix (atom_at_, dict_)
   };
-  std::vector<uint32_t> out_;  // the state itself if an atom ends here, else dict_
   struct Edge {
     uint32_t next;
     uint8_t byte;
