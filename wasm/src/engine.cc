@@ -236,7 +236,7 @@ Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
   if (trailer.U64() != Checksum64(body)) {
     return bad("checksum mismatch: the bytes are truncated or corrupted");
   }
-  CompiledSections sections;
+  CompiledSectionViews sections;
   ByteReader r(body.substr(12));
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t tag = r.U32();
@@ -244,7 +244,7 @@ Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
     std::string_view payload;
     if (!r.View(length, &payload))
       return bad("section " + std::to_string(i) + " truncated");
-    if (!sections.emplace(tag, std::string(payload)).second) {
+    if (!sections.emplace(tag, payload).second) {
       return bad("section " + std::to_string(i) + " repeated");
     }
   }

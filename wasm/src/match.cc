@@ -625,7 +625,7 @@ void CompiledList::Export(CompiledSections* out) const {
   }
 }
 
-Status CompiledList::Import(const CompiledSections& sections,
+Status CompiledList::Import(const CompiledSectionViews& sections,
                             const CompileOptions& options,
                             std::unique_ptr<CompiledList>* out) {
   std::unique_ptr<CompiledList> compiled(new CompiledList());
@@ -636,7 +636,7 @@ Status CompiledList::Import(const CompiledSections& sections,
     return Status(ErrorKind::kFormat,
                   std::string("compiled list: section ") + section + ": " + why);
   };
-  auto section = [&](const char(&name)[5]) -> const std::string* {
+  auto section = [&](const char(&name)[5]) -> const std::string_view* {
     auto it = sections.find(SectionTag(name));
     return it == sections.end() ? nullptr : &it->second;
   };

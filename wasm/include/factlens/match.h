@@ -51,6 +51,8 @@ struct CompileOptions {
 
 // Sections of the compiled form, by four-letter tag ("RULE", "PATT", ...).
 using CompiledSections = std::map<uint32_t, std::string>;
+// The same, as views into bytes being imported (no copy of a large blob).
+using CompiledSectionViews = std::map<uint32_t, std::string_view>;
 // Returns the tag of a four-letter section name.
 constexpr uint32_t SectionTag(const char (&name)[5]) {
   return static_cast<uint32_t>(static_cast<unsigned char>(name[0])) |
@@ -81,8 +83,8 @@ class CompiledList {
   void Export(CompiledSections* out) const;
   // Rebuilds a list from the sections Export wrote. Returns kFormat if a section
   // is missing or malformed (every count and index is checked).
-  static Status Import(const CompiledSections& sections, const CompileOptions& options,
-                       std::unique_ptr<CompiledList>* out);
+  static Status Import(const CompiledSectionViews& sections,
+                       const CompileOptions& options, std::unique_ptr<CompiledList>* out);
 
   // Returns counts for benchmarks and diagnostics.
   struct Stats {
