@@ -3,6 +3,7 @@
 // naive JavaScript baseline), as ratios, since these machines are shared and noisy.
 // Numbers are printed, never asserted. Usage: node scripts/bench.mjs [sizes...]
 import { execFileSync } from 'node:child_process';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,83 +44,113 @@ function sizeOfModule() {
     gzip: gzipSync(wasm, { level: 9 }).length + gzipSync(glue, { level: 9 }).length };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'factlens-bench-'));
-try {
-  const mod = sizeOfModule();
-  console.log(`factlens bench (seed ${SEED}; Node ${process.version}; wasm module ` +
-    `${fmt(mod.wasm / 1024, 0)} KB + JS glue ${fmt(mod.glue / 1024, 0)} KB raw, ` +
-    `${fmt(mod.gzip / 1024, 0)} KB gzip together)`);
-  for (const size of SIZES) {
-    const w = generateWorkload({ seed: SEED, ruleCount: size });
-    const bytes = w.posts.reduce((n, p) => n + Buffer.byteLength(p), 0);
-    const listPath = join(dir, `list-${size}.json`);
-    const postsPath = join(dir, 'posts.jsonl');
-    writeFileSync(listPath, w.listText);
-    writeFileSync(postsPath, w.posts.map((text) => JSON.stringify({ text })).join('\n'));
+// Runs one phase of the wasm measurement in a worker thread and returns its result.
+function inWorker(data) {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: data });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+}
 
-    // wasm: load from text, in a fresh engine; memory = the wasm memory's size.
-    const engine = await createEngine();
+// The phases, inside a worker: load from text (then export the compiled form), or
+// load from the compiled form and check every post.
+async function phase({ phase: name, listPath, blobPath, postsPath }) {
+  const engine = await createEngine();
+  if (name === 'text') {
+    const listText = readFileSync(listPath, 'utf8');
     let t0 = performance.now();
-    const info = engine.loadList(w.listText, { allowUnsigned: true });
+    const info = engine.loadList(listText, { allowUnsigned: true });
     const loadText = performance.now() - t0;
     const memAfterText = engine.memoryStats();
     t0 = performance.now();
     const blob = engine.exportCompiled(info.id);
-    const exportMs = performance.now() - t0;
-    engine.dispose();
-    // Load from the compiled form in another engine (a restarted service worker).
-    const restored = await createEngine();
-    t0 = performance.now();
-    restored.loadCompiled(blob, { allowUnsigned: true });
-    const loadCompiled = performance.now() - t0;
-    const memAfterCompiled = restored.memoryStats();
-    const times = [];
-    let matched = 0;
-    const start = performance.now();
-    for (const post of w.posts) {
-      const p0 = performance.now();
-      const v = restored.check(post);
-      times.push(performance.now() - p0);
-      if (v.matches.length) matched++;
-    }
-    const checkMs = performance.now() - start;
-    times.sort((a, b) => a - b);
-    const wasmMbps = bytes / 1e6 / (checkMs / 1e3);
-    const memEnd = restored.memoryStats();
-    restored.dispose();
-
-    // native
-    const native = JSON.parse(execFileSync(cli, ['bench', '--list', listPath, '--posts', postsPath],
-      { encoding: 'utf8', maxBuffer: 1 << 24 }));
-
-    // naive JS; sampled at large sizes, extrapolated to all posts.
-    const sample = size >= 100000 ? 40 : size >= 10000 ? 200 : w.posts.length;
-    const naive = naiveBaseline(w.list, w.posts.slice(0, sample));
-    const naiveSampleBytes = w.posts.slice(0, sample).reduce((n, p) => n + Buffer.byteLength(p), 0);
-    const naiveMbps = naiveSampleBytes / 1e6 / (naive.ms / 1e3);
-    const naivePerPost = (naive.ms * 1000) / sample;
-
-    console.log(`\n== ${size} rules (${mb(w.listText.length)} MB list text, ${w.posts.length} posts, ` +
-      `${mb(bytes)} MB, ${w.planted.length} planted; ${matched} posts matched in wasm, ` +
-      `${native.matchedPosts} natively)`);
-    console.log(`  load from text       wasm ${fmt(loadText, 0)} ms   native ${fmt(native.loadTextMs, 0)} ms`);
-    console.log(`  load from compiled   wasm ${fmt(loadCompiled, 0)} ms   native ${fmt(native.loadCompiledMs, 0)} ms` +
-      `   (${mb(blob.length)} MB compiled form; export ${fmt(exportMs, 0)} ms)`);
-    console.log(`  throughput           wasm ${fmt(wasmMbps)} MB/s   native ${fmt(native.mbPerS)} MB/s` +
-      `   naive JS ${fmt(naiveMbps, 3)} MB/s`);
-    console.log(`  per post median      wasm ${fmt(quantile(times, 0.5) * 1000)} us   native ${fmt(native.medianUs)} us` +
-      `   naive JS ${fmt(naivePerPost, 0)} us (mean)`);
-    console.log(`  per post p99         wasm ${fmt(quantile(times, 0.99) * 1000)} us   native ${fmt(native.p99Us)} us`);
-    console.log(`  wasm memory          after load from text ${mb(memAfterText.heapSize)} MB ` +
-      `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh engine after load from compiled ` +
-      `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
-      `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
-    console.log(`  ratios               wasm/native throughput ${fmt(wasmMbps / native.mbPerS, 2)}x; ` +
-      `wasm vs naive JS ${fmt(wasmMbps / naiveMbps, 0)}x faster` +
-      (sample < w.posts.length
-        ? ` (naive JS: ${naive.regexps} RegExps timed on ${sample} posts, extrapolated)`
-        : ` (naive JS: ${naive.regexps} RegExps on all posts)`));
+    return { loadText, memAfterText, exportMs: performance.now() - t0, blob };
   }
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+  const blob = new Uint8Array(readFileSync(blobPath));
+  let t0 = performance.now();
+  engine.loadCompiled(blob, { allowUnsigned: true });
+  const loadCompiled = performance.now() - t0;
+  const memAfterCompiled = engine.memoryStats();
+  const posts = readFileSync(postsPath, 'utf8').split('\n').map((l) => JSON.parse(l).text);
+  const times = [];
+  let matched = 0;
+  const start = performance.now();
+  for (const post of posts) {
+    const p0 = performance.now();
+    const v = engine.check(post);
+    times.push(performance.now() - p0);
+    if (v.matches.length) matched++;
+  }
+  const checkMs = performance.now() - start;
+  return { loadCompiled, memAfterCompiled, times, matched, checkMs, memEnd: engine.memoryStats() };
 }
+
+// The main thread: generate each workload, run the phases, print the figures.
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'factlens-bench-'));
+  try {
+    const mod = sizeOfModule();
+    console.log(`factlens bench (seed ${SEED}; Node ${process.version}; wasm module ` +
+      `${fmt(mod.wasm / 1024, 0)} KB + JS glue ${fmt(mod.glue / 1024, 0)} KB raw, ` +
+      `${fmt(mod.gzip / 1024, 0)} KB gzip together)`);
+    for (const size of SIZES) {
+      const w = generateWorkload({ seed: SEED, ruleCount: size });
+      const bytes = w.posts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+      const listPath = join(dir, `list-${size}.json`);
+      const postsPath = join(dir, 'posts.jsonl');
+      writeFileSync(listPath, w.listText);
+      writeFileSync(postsPath, w.posts.map((text) => JSON.stringify({ text })).join('\n'));
+
+      // wasm: each phase in a worker of its own, so that each starts from a fresh
+      // module (wasm memory only grows: a shared module would carry the previous
+      // phase's peak). Memory = the wasm memory's size, i.e. its peak.
+      const text = await inWorker({ phase: 'text', listPath });
+      const blobPath = join(dir, `list-${size}.flcl`);
+      writeFileSync(blobPath, text.blob);
+      const restoredRun = await inWorker({ phase: 'compiled', blobPath, postsPath });
+      const { loadText, exportMs, memAfterText } = text;
+      const blob = text.blob;
+      const { loadCompiled, memAfterCompiled, memEnd, matched } = restoredRun;
+      const times = restoredRun.times.sort((a, b) => a - b);
+      const wasmMbps = bytes / 1e6 / (restoredRun.checkMs / 1e3);
+
+      // native
+      const native = JSON.parse(execFileSync(cli, ['bench', '--list', listPath, '--posts', postsPath],
+        { encoding: 'utf8', maxBuffer: 1 << 24 }));
+
+      // naive JS; sampled at large sizes, extrapolated to all posts.
+      const sample = size >= 100000 ? 40 : size >= 10000 ? 200 : w.posts.length;
+      const naive = naiveBaseline(w.list, w.posts.slice(0, sample));
+      const naiveSampleBytes = w.posts.slice(0, sample).reduce((n, p) => n + Buffer.byteLength(p), 0);
+      const naiveMbps = naiveSampleBytes / 1e6 / (naive.ms / 1e3);
+      const naivePerPost = (naive.ms * 1000) / sample;
+
+      console.log(`\n== ${size} rules (${mb(w.listText.length)} MB list text, ${w.posts.length} posts, ` +
+        `${mb(bytes)} MB, ${w.planted.length} planted; ${matched} posts matched in wasm, ` +
+        `${native.matchedPosts} natively)`);
+      console.log(`  load from text       wasm ${fmt(loadText, 0)} ms   native ${fmt(native.loadTextMs, 0)} ms`);
+      console.log(`  load from compiled   wasm ${fmt(loadCompiled, 0)} ms   native ${fmt(native.loadCompiledMs, 0)} ms` +
+        `   (${mb(blob.length)} MB compiled form; export ${fmt(exportMs, 0)} ms)`);
+      console.log(`  throughput           wasm ${fmt(wasmMbps)} MB/s   native ${fmt(native.mbPerS)} MB/s` +
+        `   naive JS ${fmt(naiveMbps, 3)} MB/s`);
+      console.log(`  per post median      wasm ${fmt(quantile(times, 0.5) * 1000)} us   native ${fmt(native.medianUs)} us` +
+        `   naive JS ${fmt(naivePerPost, 0)} us (mean)`);
+      console.log(`  per post p99         wasm ${fmt(quantile(times, 0.99) * 1000)} us   native ${fmt(native.p99Us)} us`);
+      console.log(`  wasm memory          fresh module after load from text ${mb(memAfterText.heapSize)} MB ` +
+        `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh module after load from compiled ` +
+        `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
+        `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
+      console.log(`  ratios               wasm/native throughput ${fmt(wasmMbps / native.mbPerS, 2)}x; ` +
+        `wasm vs naive JS ${fmt(wasmMbps / naiveMbps, 0)}x faster` +
+        (sample < w.posts.length
+          ? ` (naive JS: ${naive.regexps} RegExps timed on ${sample} posts, extrapolated)`
+          : ` (naive JS: ${naive.regexps} RegExps on all posts)`));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (isMainThread) await main();
+else parentPort.postMessage(await phase(workerData));

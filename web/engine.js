@@ -51,6 +51,7 @@ function contextJson(context) {
 
 // Frees native engines whose JS object was collected without dispose().
 const finalizer = new FinalizationRegistry((handle) => handle.delete());
+const utf8 = new TextEncoder();
 
 // Checks loadList/loadCompiled options and returns them as the binding's JSON.
 function loadOptionsJson(options) {
@@ -116,7 +117,10 @@ class Engine {
     if (typeof listText !== 'string') {
       throw new FactlensError('argument', 'loadList expects the list as JSON text');
     }
-    return unwrap(this.#live().loadList(listText, loadOptionsJson(options))).info;
+    const handle = this.#live();
+    const bytes = utf8.encode(listText);
+    handle.inputBuffer(bytes.length).set(bytes);  // one copy into wasm memory
+    return unwrap(handle.loadListInput(loadOptionsJson(options))).info;
   }
 
   /**
@@ -149,7 +153,9 @@ class Engine {
     if (!(bytes instanceof Uint8Array)) {
       throw new FactlensError('argument', 'loadCompiled expects a Uint8Array');
     }
-    return unwrap(this.#live().loadCompiled(bytes, loadOptionsJson(options))).info;
+    const handle = this.#live();
+    handle.inputBuffer(bytes.length).set(bytes);  // one copy into wasm memory
+    return unwrap(handle.loadCompiledInput(loadOptionsJson(options))).info;
   }
 
   /** Removes a loaded list by id. */

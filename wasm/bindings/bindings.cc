@@ -100,6 +100,29 @@ class EngineBinding {
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
+  // Returns a view of a fresh buffer of `size` bytes in wasm memory, for the next
+  // LoadListInput or LoadCompiledInput. The JS wrapper writes the list's bytes
+  // straight into it (and at once: the view dies when memory grows), so a large
+  // list is copied into wasm memory once, not twice as Embind's string argument
+  // would; wasm memory never shrinks, so the peak is what stays.
+  emscripten::val InputBuffer(size_t size) {
+    std::string().swap(input_);
+    input_.resize(size);
+    return emscripten::val(emscripten::typed_memory_view(
+        input_.size(), reinterpret_cast<unsigned char*>(input_.data())));
+  }
+  // LoadList / LoadCompiled on the bytes InputBuffer received; frees them.
+  std::string LoadListInput(const std::string& options_json) {
+    std::string text;
+    text.swap(input_);
+    return LoadList(text, options_json);
+  }
+  std::string LoadCompiledInput(const std::string& options_json) {
+    std::string bytes;
+    bytes.swap(input_);
+    return LoadCompiled(bytes, options_json);
+  }
+
   // Keeps the compiled form of `id` for ExportedBytes (a status JSON result).
   std::string ExportCompiled(const std::string& id) {
     std::string().swap(exported_);
@@ -222,6 +245,7 @@ class EngineBinding {
 
  private:
   Engine engine_;
+  std::string input_;  // InputBuffer
   std::string exported_;
 };
 
@@ -336,6 +360,9 @@ EMSCRIPTEN_BINDINGS(factlens) {
       .constructor<>()
       .function("loadList", &EngineBinding::LoadList)
       .function("loadCompiled", &EngineBinding::LoadCompiled)
+      .function("inputBuffer", &EngineBinding::InputBuffer)
+      .function("loadListInput", &EngineBinding::LoadListInput)
+      .function("loadCompiledInput", &EngineBinding::LoadCompiledInput)
       .function("exportCompiled", &EngineBinding::ExportCompiled)
       .function("exportedBytes", &EngineBinding::ExportedBytes)
       .function("clearExport", &EngineBinding::ClearExport)
