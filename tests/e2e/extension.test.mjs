@@ -1,18 +1,22 @@
-// The packaged extension in real headless Chromium: the default list (signed with the
-// demo key, served on 127.0.0.1 from another origin than the page) is downloaded,
-// verified and used; X-like and generic posts are labelled, demoted and hidden and the
-// others left alone; re-rendered and recycled posts keep the right label; a list whose
-// signature fails is refused and shown; and no request carries post text or leaves the
-// page's origin except the list and signature downloads.
+// The packaged extension in real headless Chromium and Firefox ESR (browsers.mjs), each
+// scenario run in both, from the zip files `npm run package` writes (unzipped, as a
+// store would): the default list (signed with the demo key, served on 127.0.0.1 from
+// another origin than the page) is downloaded, verified and used; X-like and generic
+// posts are labelled, demoted and hidden and the others left alone; re-rendered and
+// recycled posts keep the right label; a list update is applied without a reload; a
+// list whose signature fails or that expired is refused and shown; and no request
+// carries post text or leaves the page's origin except the list and signature
+// downloads.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFile, mkdtemp, rm, mkdir } from 'node:fs/promises';
 import { join, extname } from 'node:path';
 import { tmpdir } from 'node:os';
-import { chromium } from 'playwright-core';
 import { repo } from './helpers.mjs';
-import { CHROMIUM_PATH, CHROMIUM_ARGS } from '../../scripts/chromium.mjs';
+import { BROWSERS, launchWithExtension } from './browsers.mjs';
 import { packageExtension } from '../../scripts/package-extension.mjs';
 
 const FIXTURES = join(repo, 'tests/fixtures/extension');
