@@ -158,6 +158,8 @@ export async function launchWithExtension(browser, { extension, profile }) {
       userDataDir: profile,
       // Lets WebDriver BiDi navigate to moz-extension:// pages (the options page).
       args: ['--remote-allow-system-access'],
+      // Release builds ignore services.settings.server (below) without it.
+      env: { ...process.env, MOZ_REMOTE_SETTINGS_DEVTOOLS: '1' },
       extraPrefsFirefox: {
         'extensions.webextensions.uuids': JSON.stringify({ [GECKO_ID]: FIREFOX_UUID }),
         'network.proxy.type': 1,
@@ -167,6 +169,26 @@ export async function launchWithExtension(browser, { extension, profile }) {
         'network.proxy.ssl_port': proxy.port,
         'network.proxy.no_proxies_on': '',
         'network.proxy.allow_hijacking_localhost': true,
+        // Quiet, like CHROMIUM_ARGS: none of Firefox's own background requests, so that
+        // the recording holds only what pages and the extension asked for.
+        'services.settings.server': 'data:,#remote-settings-dummy/v1',
+        'network.connectivity-service.enabled': false,
+        'network.captive-portal-service.enabled': false,
+        'browser.safebrowsing.malware.enabled': false,
+        'browser.safebrowsing.phishing.enabled': false,
+        'browser.safebrowsing.downloads.enabled': false,
+        'browser.safebrowsing.blockedURIs.enabled': false,
+        'browser.safebrowsing.provider.mozilla.updateURL': '',
+        'extensions.update.enabled': false,
+        'extensions.getAddons.cache.enabled': false,
+        'app.update.enabled': false,
+        'app.normandy.enabled': false,
+        'datareporting.healthreport.uploadEnabled': false,
+        'toolkit.telemetry.enabled': false,
+        'browser.ping-centre.telemetry': false,
+        'network.dns.disablePrefetch': true,
+        'network.prefetch-next': false,
+        'network.http.speculative-parallel-limit': 0,
       },
     });
     await instance.installExtension(extension);
