@@ -211,8 +211,9 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 // Periodic updates: the alarm wakes the worker; each subscription keeps its own
-// next-attempt time (exponential back-off after failures, subscriptions.js).
-chrome.alarms.create('factlens-update', { periodInMinutes: 30, delayInMinutes: 1 });
+// next-attempt time (exponential back-off after failures, subscriptions.js). e2e builds
+// run it only through the "alarm" hook, so that their clock is the test's alone.
+if (!testHooks) chrome.alarms.create('factlens-update', { periodInMinutes: 30, delayInMinutes: 1 });
 chrome.alarms.onAlarm.addListener(async (alarm) => {
   if (alarm.name !== 'factlens-update') return;
   const { subscriptions } = await ready;
