@@ -78,10 +78,19 @@ async function showEngineState() {
     ? chrome.i18n.getMessage('engine_failed_title') : chrome.i18n.getMessage('extName') });
 }
 
-// Starts a new engine with the last good lists (one restart at a time).
+function noteFault(error) {
+  engineState.faults++;
+  engineState.lastFault = { message: String(error.message), at: now() };
+}
+
+const faultError = (message) => Object.assign(new Error(message), { kind: 'fault' });
+
+// Starts a new engine with the last good lists (one restart at a time); does nothing
+// while paused.
 function restartEngine(subscriptions) {
   restarting ??= (async () => {
     const t = now();
+    if (engineState.state === 'failed' && t < engineState.pausedUntil) return;
     engineState.restarts = [...engineState.restarts.filter((at) => t - at < RESTART_WINDOW), t];
     if (engineState.restarts.length > RESTART_BURST) {
       engineState.state = 'failed';
@@ -111,44 +120,45 @@ async function checkBatch(texts, context, subscriptions) {
   for (let attempt = 0; ; attempt++) {
     if (restarting) await restarting;
     if (engineState.state === 'failed') {
-      if (now() < engineState.pausedUntil) {
-        throw Object.assign(new Error('the engine is failing; checks are paused'), { kind: 'fault' });
-      }
+      if (now() < engineState.pausedUntil) throw faultError('the engine is failing; checks are paused');
       await restartEngine(subscriptions);
-      if (engineState.state === 'failed') continue;
+      if (engineState.state === 'failed') throw faultError('the engine could not be restarted');
     }
     try {
       return engine.checkBatch(texts, context);
     } catch (error) {
       if (error.kind !== 'fault' && !(error instanceof WebAssembly.RuntimeError)) throw error;
-      engineState.faults++;
-      engineState.lastFault = { message: String(error.message), at: now() };
+      noteFault(error);
       if (attempt >= 1) {
+        // A new engine failed on this batch too: pause rather than restart in a loop.
         engineState.state = 'failed';
         engineState.pausedUntil = now() + RESTART_PAUSE;
         await showEngineState();
-        throw Object.assign(new Error('the engine failed twice on this batch'), { kind: 'fault' });
+        throw faultError('the engine failed twice on this batch');
       }
       await restartEngine(subscriptions);
     }
   }
 }
 
-// Runs `work` (which may use the engine); an engine fault there restarts the engine too.
+// Runs `work` (list downloads and loads); an engine fault there restarts the engine and
+// runs it once more, unless the engine is paused.
 async function withEngine(subscriptions, work) {
   try {
     return await work();
   } catch (error) {
     if (error.kind !== 'fault') throw error;
-    engineState.faults++;
-    engineState.lastFault = { message: String(error.message), at: now() };
+    noteFault(error);
     await restartEngine(subscriptions);
+    if (engineState.state === 'failed') throw error;
     return work();
   }
 }
 
+// The subscriptions' state comes from storage (subscriptions.js), so it is there even
+// while the engine is down.
 async function status(subscriptions) {
-  const { subscriptions: subs } = await withEngine(subscriptions, () => subscriptions.status());
+  const { subscriptions: subs } = await subscriptions.status();
   return { subscriptions: subs, now: now(),
            engine: { state: engineState.state, faults: engineState.faults,
                      lastFault: engineState.lastFault } };

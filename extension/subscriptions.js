@@ -132,6 +132,7 @@ export class Subscriptions {
         });
         this.#listIds.set(url, info.id);
       } catch (error) {
+        if (error.kind === 'fault') throw error;  // the engine, not the copy: background.js
         // Storage was tampered with or corrupted: drop the copy, keep the subscription.
         await this.#put({ ...sub, good: null,
                           error: { kind: error.kind ?? 'internal', message: error.message,
@@ -333,16 +334,18 @@ export class Subscriptions {
     }
   }
 
+  // A subscription's state from storage alone (what restore() and update() keep there
+  // is what the engine holds), so that the reader sees it even while the engine is down.
   #describe(sub) {
-    const engineLists = new Map(this.#engine.lists(this.#now()).map((l) => [l.id, l]));
-    const loaded = engineLists.get(this.#listIds.get(sub.url));
+    const info = sub.good?.info ?? null;
+    const stale = info ? Date.parse(info.expires) <= this.#now() : false;
     let state = 'pending';
-    if (loaded) state = loaded.stale ? 'stale' : sub.error ? 'update-failed' : 'ok';
+    if (info) state = stale ? 'stale' : sub.error ? 'update-failed' : 'ok';
     else if (sub.error) state = 'refused';
     return {
       url: sub.url, publicKey: sub.publicKey, state,
-      list: loaded ? { id: loaded.id, name: loaded.name, version: loaded.version,
-                       ruleCount: loaded.ruleCount, expires: loaded.expires } : null,
+      list: info ? { id: info.id, name: info.name, version: info.version,
+                     ruleCount: info.ruleCount, expires: info.expires } : null,
       error: sub.error, checkedAt: sub.checkedAt ?? null, nextAttemptAt: sub.nextAttemptAt ?? null,
       failures: sub.failures ?? 0, failingSince: sub.failingSince ?? null,
       lastGoodAt: sub.good?.acceptedAt ?? null, keyRotations: sub.rotations ?? [],

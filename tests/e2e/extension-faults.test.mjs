@@ -6,7 +6,7 @@
 // the list reported stale once past its expiry; key rotation applied on download, a
 // forged one refused; and the wasm engine running out of memory for real in the middle
 // of a batch: restarted from the last good list, the page labelled and unbroken, a quiet
-// status shown.
+// status shown; failing again and again: paused (badge "!"), then back.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { BROWSERS } from './browsers.mjs';
 import {
   ARTIFACTS, FACTLENS, DEMO_SECRET, FEED_EXPECTED, serve, serveFeed, demoFiles, demoList, signList,
-  packageForTests, launch, options, ask, subscription, waitOverlays, openFeed, assertSiteScriptWorks,
+  packageForTests, launch, options, ask, subscription, waitOverlays, overlays, styleOf, openFeed,
+  assertSiteScriptWorks,
 } from './extension-env.mjs';
 
 const run = promisify(execFile);
@@ -299,6 +300,73 @@ for (const browser of BROWSERS) {
       assert.match(await settings.textContent('#engine'), /restarted/);
       await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-engine-restarted.png`));
       await assertSiteScriptWorks(page);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test(`${browser}: an engine failing again and again is paused, shown with a badge, and comes back`, async () => {
+    reply = good;
+    const session = await launch(browser, extensions, dir, 'failing');
+    try {
+      const settings = await options(session, 'ok');
+      const page = await openFeed(session, pages);
+      const badge = () => settings.evaluate(() => chrome.action.getBadgeText({}));
+      const postAgain = (i) => page.evaluate((n) => window.recycleCell('cell-2', {
+        text: `Ampara restaurant putting sterilisation pills in the food (${n})`, status: 4000 + n,
+        author: 'finn' }), i);
+      const labelled = (n) => page.evaluate((post) => document.querySelector(`[data-post="${post}"]`)
+        ?.previousElementSibling?.dataset.state ?? null, `x${4000 + n}`);
+      const engineLine = () => settings.evaluate(() => document.getElementById('engine')?.dataset.state ?? null);
+      // Faults, each answered by a restart (the post still labelled), until more than
+      // three restarts fall within a minute: then the engine is paused. (A page re-check
+      // after a restart may meet the exhausted engine before the new post does, so the
+      // count of faults per cycle is not fixed; the bound is.)
+      let cycles = 0;
+      for (;;) {
+        cycles++;
+        assert.ok(cycles <= 6, 'the engine was never paused');
+        assert.ok((await ask(settings, { type: 'test', op: 'exhaust-memory' })).ok);
+        await postAgain(cycles);
+        let outcome = null;
+        for (let waited = 0; !outcome && waited < 10000; waited += 100) {
+          await new Promise((done) => setTimeout(done, 100));
+          if (await engineLine() === 'failed') outcome = 'paused';
+          else if (await labelled(cycles) === 'hidden') outcome = 'labelled';
+        }
+        assert.ok(outcome, `cycle ${cycles}: neither labelled nor paused`);
+        if (outcome === 'paused') break;
+      }
+      const paused = await ask(settings, { type: 'status' });
+      assert.equal(paused.engine.state, 'failed');
+      // Paused by the fourth restart within a minute, or by a batch that failed on a
+      // just-restarted engine too (the re-check race above): either way after 3 or more.
+      assert.ok(paused.engine.faults >= 3, `${paused.engine.faults} faults`);
+      assert.equal(await badge(), '!');
+      // While paused, a new post is left as it is, and the page works.
+      await page.evaluate(() => {
+        const cell = document.getElementById('cell-3').cloneNode(true);
+        cell.id = 'cell-50';
+        cell.querySelector('[data-factlens-overlay]')?.remove();  // a clone: not ours any more
+        cell.querySelector('article').removeAttribute('style');
+        document.getElementById('timeline').append(cell);
+        window.recycleCell('cell-50', { text: 'Ampara restaurant putting sterilisation pills in the food (50)',
+                                        status: 4050, author: 'gil' });
+      });
+      await new Promise((done) => setTimeout(done, 1000));
+      assert.equal(await labelled(50), null, 'nothing drawn while paused');
+      assert.equal(await styleOf(page, 'x4050'), null);
+      await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-engine-failing.png`));
+      await assertSiteScriptWorks(page);
+      // Five minutes later the next batch starts a new engine, and every page is checked again.
+      await ask(settings, { type: 'test', op: 'advance-clock', ms: 5 * MINUTE + 1000 });
+      await postAgain(51);
+      await page.waitForFunction(() => document.querySelector('[data-post="x4050"]')
+        ?.previousElementSibling?.dataset.state === 'hidden');
+      assert.equal(await labelled(51), 'hidden');
+      await settings.waitForSelector('#engine[data-state="restarted"]');
+      assert.equal(await badge(), '');
       assert.deepEqual(page.errors, []);
     } finally {
       await session.close();
