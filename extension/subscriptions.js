@@ -224,8 +224,8 @@ export class Subscriptions {
     const chunks = [];
     let size = 0;
     try {
-      const reader = response.body.getReader();
-      for (;;) {
+      const reader = response.body?.getReader();
+      for (; reader;) {
         const { done, value } = await reader.read();
         if (done) break;
         size += value.byteLength;
