@@ -43,7 +43,7 @@ export function renderSubscriptions(list, subscriptions, { onRemove } = {}) {
     if (sub.error) item.append(el('div', sub.error.message, { class: 'error', role: 'status' }));
     if (sub.error && sub.nextAttemptAt) {  // back-off: when it failed first, when it tries again
       item.append(el('div', msg('status_retry', when(sub.failingSince ?? sub.error.at), when(sub.nextAttemptAt)),
-                     { class: 'retry' }));
+                     { class: 'detail retry' }));
     }
     if (onRemove) {
       const button = el('button', msg('options_remove'), { type: 'button' });

@@ -219,6 +219,13 @@ for (const browser of BROWSERS) {
       assert.ok(delays.length < 16, `${delays.length} attempts in three days`);
       await settings.waitForSelector('#subs li[data-state="update-failed"] .retry');
       assert.match(await settings.textContent('#subs li .error'), /HTTP 500/);
+      // The popup shows the same: the reason, since when, and the next attempt.
+      const popup = await session.openExtensionPage('pages/popup.html');
+      await popup.waitForSelector('#subs li[data-state="update-failed"] .retry');
+      assert.match(await popup.textContent('#subs li .error'), /HTTP 500/);
+      assert.match(await popup.textContent('#subs li .retry'), /next attempt/i);
+      await popup.screenshot(join(ARTIFACTS, `extension-${browser}-popup-failing.png`));
+      await popup.close();
       await stillLabelled(page);
 
       // Past the list's expiry (2030): stale, still the last good list, still used.
@@ -344,6 +351,10 @@ for (const browser of BROWSERS) {
       // just-restarted engine too (the re-check race above): either way after 3 or more.
       assert.ok(paused.engine.faults >= 3, `${paused.engine.faults} faults`);
       assert.equal(await badge(), '!');
+      const popup = await session.openExtensionPage('pages/popup.html');
+      await popup.waitForSelector('#engine[data-state="failed"]');
+      assert.match(await popup.textContent('#engine'), /failing/);
+      await popup.close();
       // While paused, a new post is left as it is, and the page works.
       await page.evaluate(() => {
         const cell = document.getElementById('cell-3').cloneNode(true);
