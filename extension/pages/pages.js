@@ -105,7 +105,9 @@ async function showEngine() {
     : state === 'failed' ? msg('engine_failed') : '';
   line.hidden = state === 'ok';
 }
-showEngine();
-chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === 'local' && changes.engineStatus) showEngine();
-});
+if (globalThis.chrome?.storage) {  // not when a Node test imports this module
+  showEngine();
+  chrome.storage.onChanged.addListener((changes, area) => {
+    if (area === 'local' && changes.engineStatus) showEngine();
+  });
+}
