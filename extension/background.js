@@ -6,21 +6,59 @@
 // default list and its pinned key). Content scripts send batches of post texts and get
 // verdicts back: post text never leaves the browser, and the only network requests made
 // here are list and signature downloads (subscriptions.js).
+//
+// Engine faults: if the wasm engine traps or runs out of memory in a batch (FactlensError
+// kind "fault": its instance is never called again, web/engine.js), a new engine is
+// started, the last good lists are loaded into it from storage, and the batch is tried
+// once more. Pages never see an error they could break on: a batch that cannot be
+// checked is answered "fault" and the content script leaves the posts as they are. The
+// reader sees a quiet status: the popup and options page say the engine was restarted
+// (or is failing), and while it is failing the toolbar badge shows "!".
+//
+// e2e builds only (package-extension.mjs --test-hooks, config.testHooks): the extension's
+// own pages may send "test" messages that move this background's clock forward, run the
+// periodic update as the alarm would, and exhaust the engine's memory so that its next
+// call really runs out of memory. Release builds have no such message type.
 import { createEngine } from './engine/browser.js';
+import { exhaustMemoryForTests } from './engine/engine.js';
 import config from './config.js';
 import { Subscriptions } from './subscriptions.js';
 import { validateMessage } from './messages.js';
 
 const extensionOrigin = chrome.runtime.getURL('');
+const testHooks = config.testHooks === true;
+
+// Restarts: at most RESTART_BURST within RESTART_WINDOW; beyond that the engine is left
+// off for RESTART_PAUSE (checks answered "fault") rather than restarted in a loop.
+const RESTART_BURST = 3;
+const RESTART_WINDOW = 60_000;
+const RESTART_PAUSE = 5 * 60_000;
+
+// The clock: real time, moved forward by the e2e tests' hook (kept in storage so a
+// restarted worker keeps it).
+let clockOffset = 0;
+const now = () => Date.now() + clockOffset;
+
+const engineState = { state: 'ok', faults: 0, lastFault: null, restarts: [], pausedUntil: 0 };
+let engine = null;
+let restarting = null;
 
 // Workers are restarted at any time: everything below is rebuilt from storage, and
 // every message handler waits for it.
 const ready = (async () => {
-  const engine = await createEngine();
-  const subscriptions = new Subscriptions({ engine, storage: chrome.storage.local, config,
+  if (testHooks) clockOffset = (await chrome.storage.local.get('test:clockOffset'))['test:clockOffset'] ?? 0;
+  // A new worker has a new engine: an earlier fault is history, not a failing engine.
+  const { engineStatus } = await chrome.storage.local.get('engineStatus');
+  if (engineStatus?.lastFault) {
+    Object.assign(engineState, { state: 'restarted', faults: engineStatus.faults ?? 0,
+                                 lastFault: engineStatus.lastFault });
+  }
+  engine = await createEngine();
+  if (engineStatus?.state === 'failed') await showEngineState();
+  const subscriptions = new Subscriptions({ engine, storage: chrome.storage.local, config, now,
                                             onChange: broadcastListsChanged });
   await subscriptions.restore();
-  return { engine, subscriptions };
+  return { subscriptions };
 })();
 ready.catch((error) => console.error('factlens: engine failed to start:', error));
 
@@ -31,11 +69,122 @@ async function broadcastListsChanged() {
     chrome.tabs.sendMessage(tab.id, { type: 'lists-changed' }).catch(() => {})));
 }
 
+async function showEngineState() {
+  const failing = engineState.state === 'failed';
+  await chrome.storage.local.set({ engineStatus: { state: engineState.state, faults: engineState.faults,
+                                                   lastFault: engineState.lastFault } });
+  await chrome.action.setBadgeText({ text: failing ? '!' : '' });
+  await chrome.action.setTitle({ title: failing
+    ? chrome.i18n.getMessage('engine_failed_title') : chrome.i18n.getMessage('extName') });
+}
+
+function noteFault(error) {
+  engineState.faults++;
+  engineState.lastFault = { message: String(error.message), at: now() };
+}
+
+const faultError = (message) => Object.assign(new Error(message), { kind: 'fault' });
+
+// Starts a new engine with the last good lists (one restart at a time); does nothing
+// while paused.
+function restartEngine(subscriptions) {
+  restarting ??= (async () => {
+    const t = now();
+    if (engineState.state === 'failed' && t < engineState.pausedUntil) return;
+    engineState.restarts = [...engineState.restarts.filter((at) => t - at < RESTART_WINDOW), t];
+    if (engineState.restarts.length > RESTART_BURST) {
+      engineState.state = 'failed';
+      engineState.pausedUntil = t + RESTART_PAUSE;
+      engineState.restarts = [];
+      await showEngineState();
+      return;
+    }
+    try {
+      const fresh = await createEngine();
+      await subscriptions.attach(fresh);
+      engine = fresh;
+      engineState.state = 'restarted';
+    } catch (error) {
+      engineState.state = 'failed';
+      engineState.pausedUntil = t + RESTART_PAUSE;
+      engineState.lastFault = { message: String(error.message), at: t };
+    }
+    await showEngineState();
+    // Batches that failed are checked again by every page.
+    if (engineState.state === 'restarted') await broadcastListsChanged();
+  })().finally(() => { restarting = null; });
+  return restarting;
+}
+
+async function checkBatch(texts, context, subscriptions) {
+  for (let attempt = 0; ; attempt++) {
+    if (restarting) await restarting;
+    if (engineState.state === 'failed') {
+      if (now() < engineState.pausedUntil) throw faultError('the engine is failing; checks are paused');
+      await restartEngine(subscriptions);
+      if (engineState.state === 'failed') throw faultError('the engine could not be restarted');
+    }
+    try {
+      return engine.checkBatch(texts, context);
+    } catch (error) {
+      if (error.kind !== 'fault' && !(error instanceof WebAssembly.RuntimeError)) throw error;
+      noteFault(error);
+      if (attempt >= 1) {
+        // A new engine failed on this batch too: pause rather than restart in a loop.
+        engineState.state = 'failed';
+        engineState.pausedUntil = now() + RESTART_PAUSE;
+        await showEngineState();
+        throw faultError('the engine failed twice on this batch');
+      }
+      await restartEngine(subscriptions);
+    }
+  }
+}
+
+// Runs `work` (list downloads and loads); an engine fault there restarts the engine and
+// runs it once more, unless the engine is paused.
+async function withEngine(subscriptions, work) {
+  try {
+    return await work();
+  } catch (error) {
+    if (error.kind !== 'fault') throw error;
+    noteFault(error);
+    await restartEngine(subscriptions);
+    if (engineState.state === 'failed') throw error;
+    return work();
+  }
+}
+
+// The subscriptions' state comes from storage (subscriptions.js), so it is there even
+// while the engine is down.
+async function status(subscriptions) {
+  const { subscriptions: subs } = await subscriptions.status();
+  return { subscriptions: subs, now: now(),
+           engine: { state: engineState.state, faults: engineState.faults,
+                     lastFault: engineState.lastFault } };
+}
+
+async function handleTest(message, subscriptions) {
+  switch (message.op) {
+    case 'advance-clock':
+      clockOffset += message.ms;
+      await chrome.storage.local.set({ 'test:clockOffset': clockOffset });
+      return { ok: true, now: now() };
+    case 'alarm':
+      await withEngine(subscriptions, () => subscriptions.updateAll({ force: false }));
+      return { ok: true, ...(await status(subscriptions)) };
+    case 'exhaust-memory':
+      return { ok: true, taken: exhaustMemoryForTests(engine) };
+    default:
+      throw new Error(`unknown test op ${message.op}`);
+  }
+}
+
 async function handle(message, sender) {
-  const { engine, subscriptions } = await ready;
+  const { subscriptions } = await ready;
   switch (message.type) {
     case 'check':
-      return { ok: true, verdicts: engine.checkBatch(message.texts, message.context) };
+      return { ok: true, verdicts: await checkBatch(message.texts, message.context, subscriptions) };
     case 'found':
       if (sender.tab?.id != null) {
         await chrome.action.setBadgeText({ tabId: sender.tab.id,
@@ -43,22 +192,25 @@ async function handle(message, sender) {
       }
       return { ok: true };
     case 'status':
-      return { ok: true, ...(await subscriptions.status()) };
+      return { ok: true, ...(await status(subscriptions)) };
     case 'subscribe':
-      return { ok: true, subscription: await subscriptions.add(message.url, message.publicKey) };
+      return { ok: true, subscription: await withEngine(subscriptions,
+        () => subscriptions.add(message.url, message.publicKey)) };
     case 'unsubscribe':
       await subscriptions.remove(message.url);
       return { ok: true };
     case 'update':
-      await subscriptions.updateAll({ force: true });
-      return { ok: true, ...(await subscriptions.status()) };
+      await withEngine(subscriptions, () => subscriptions.updateAll({ force: true }));
+      return { ok: true, ...(await status(subscriptions)) };
+    case 'test':
+      return handleTest(message, subscriptions);
     default:
       throw new Error(`unhandled message type ${message.type}`);
   }
 }
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  const problem = validateMessage(message, sender, { id: chrome.runtime.id, extensionOrigin });
+  const problem = validateMessage(message, sender, { id: chrome.runtime.id, extensionOrigin, testHooks });
   if (problem) {
     sendResponse({ ok: false, kind: 'message', message: problem });
     return false;
@@ -69,15 +221,16 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 // Periodic updates: the alarm wakes the worker; each subscription keeps its own
-// next-attempt time (exponential back-off after failures, subscriptions.js).
-chrome.alarms.create('factlens-update', { periodInMinutes: 30, delayInMinutes: 1 });
+// next-attempt time (exponential back-off after failures, subscriptions.js). e2e builds
+// run it only through the "alarm" hook, so that their clock is the test's alone.
+if (!testHooks) chrome.alarms.create('factlens-update', { periodInMinutes: 30, delayInMinutes: 1 });
 chrome.alarms.onAlarm.addListener(async (alarm) => {
   if (alarm.name !== 'factlens-update') return;
   const { subscriptions } = await ready;
-  await subscriptions.updateAll({ force: false });
+  await withEngine(subscriptions, () => subscriptions.updateAll({ force: false }));
 });
 
 chrome.runtime.onInstalled.addListener(async () => {
   const { subscriptions } = await ready;
-  await subscriptions.installDefault();
+  await withEngine(subscriptions, () => subscriptions.installDefault());
 });

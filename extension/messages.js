@@ -13,6 +13,8 @@ export const LIMITS = Object.freeze({
 
 const CONTENT_TYPES = new Set(['check', 'found']);
 const PAGE_TYPES = new Set(['status', 'subscribe', 'unsubscribe', 'update']);
+// e2e builds only (config.testHooks): the clock, the alarm and engine fault injection.
+const TEST_OPS = new Set(['advance-clock', 'alarm', 'exhaust-memory']);
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -23,8 +25,9 @@ function checkKeys(message, allowed) {
   return null;
 }
 
-/** Returns null if `message` from `sender` is acceptable, else what is wrong with it. */
-export function validateMessage(message, sender, { id, extensionOrigin }) {
+/** Returns null if `message` from `sender` is acceptable, else what is wrong with it.
+ *  `testHooks` (e2e builds only) admits "test" messages from the extension's pages. */
+export function validateMessage(message, sender, { id, extensionOrigin, testHooks = false }) {
   if (!sender || sender.id !== id) return 'message from another extension';
   if (!isPlainObject(message) || typeof message.type !== 'string') {
     return 'message must be an object with a string "type"';
@@ -32,7 +35,7 @@ export function validateMessage(message, sender, { id, extensionOrigin }) {
   const fromExtensionPage = typeof sender.url === 'string' && sender.url.startsWith(extensionOrigin);
   if (CONTENT_TYPES.has(message.type)) {
     if (fromExtensionPage || !sender.tab) return `${message.type}: only content scripts send this`;
-  } else if (PAGE_TYPES.has(message.type)) {
+  } else if (PAGE_TYPES.has(message.type) || (testHooks && message.type === 'test')) {
     if (!fromExtensionPage) return `${message.type}: only the extension's own pages send this`;
   } else {
     return `unknown message type "${message.type.slice(0, 40)}"`;
@@ -81,6 +84,11 @@ export function validateMessage(message, sender, { id, extensionOrigin }) {
     case 'unsubscribe':
       return checkKeys(message, ['type', 'url']) ??
         (typeof message.url === 'string' ? null : 'unsubscribe: url must be a string');
+    case 'test':
+      return checkKeys(message, ['type', 'op', 'ms']) ??
+        (!TEST_OPS.has(message.op) ? 'test: unknown op'
+          : message.op === 'advance-clock' && !(Number.isSafeInteger(message.ms) && message.ms >= 0)
+            ? 'test: ms must be a non-negative integer' : null);
     default:
       return 'unreachable';
   }

@@ -6,14 +6,37 @@
 // pinned key, expiry, version and digest against the last good one); otherwise the
 // last good list stays in use and the failure is kept as the subscription's state.
 //
+// Downloads are strict: https only, the subscribed URL itself (any redirect is refused,
+// so nothing is fetched from another origin), a JSON/text/octet-stream content type (an
+// HTML error page, login wall or captive portal is refused with that reason), at most
+// the format's size limits, valid UTF-8, and complete (a response cut midway fails).
+// Updates are conditional (If-None-Match / If-Modified-Since from the last good
+// download): a 304 keeps the list. After a failure the next attempt waits
+// BACKOFF_FIRST, doubling up to BACKOFF_MAX; the last good list stays in use, and is
+// reported stale once past its expiry.
+//
+// Key rotation (rules/FORMAT.md): a list that the pinned key does not verify (kind
+// "key") is tried once more with the rotation statement published beside it,
+// `<list>.rotation` and its `.minisig`; if the engine accepts the pair, the new key
+// becomes the pin. Nothing else ever changes a pin.
+//
 // Only https URLs are fetched. The one exception is a build-time option for the e2e
 // tests (package-extension.mjs --test-allow-http-default-list): the packaged default
-// list URL itself (and its .minisig), on 127.0.0.1, may be http. Nothing at runtime can widen that.
+// list URL itself (and its .minisig and .rotation files), on 127.0.0.1, may be http.
+// Nothing at runtime can widen that.
 
 const MINUTE = 60_000;
-const UPDATE_EVERY = 6 * 60 * MINUTE;
-const BACKOFF_FIRST = 5 * MINUTE;
-const BACKOFF_MAX = 24 * 60 * MINUTE;
+export const UPDATE_EVERY = 6 * 60 * MINUTE;
+export const BACKOFF_FIRST = 5 * MINUTE;
+export const BACKOFF_MAX = 24 * 60 * MINUTE;
+
+// rules/FORMAT.md's limits (list 64 MiB, signature file 16 KiB); a rotation
+// statement is a few hundred bytes.
+const MAX_BYTES = { list: 64 * 2 ** 20, signature: 16 * 2 ** 10, rotation: 64 * 2 ** 10 };
+const ACCEPTED_TYPES = /^(application\/([\w.+-]+\+)?json|text\/json|text\/plain|application\/octet-stream)$/;
+
+/** Returns the back-off after `failures` consecutive failed attempts. */
+export const backoff = (failures) => Math.min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1));
 
 export class SubscriptionError extends Error {
   constructor(kind, message) {
@@ -24,19 +47,44 @@ export class SubscriptionError extends Error {
 
 /** Returns the signature URL published beside a list (FORMAT.md: `<list>.minisig`). */
 export const signatureUrl = (url) => `${url}.minisig`;
+/** Returns the URL of the key rotation statement published beside a list. */
+export const rotationUrl = (url) => `${url}.rotation`;
+const DEFAULT_LIST_FILES = (url) => [url, signatureUrl(url), rotationUrl(url),
+                                     signatureUrl(rotationUrl(url))];
+
+const validators = (response) => {
+  const out = {};
+  const etag = response.headers.get('etag');
+  const lastModified = response.headers.get('last-modified');
+  if (etag) out.etag = etag;
+  if (lastModified) out.lastModified = lastModified;
+  return out;
+};
 
 export class Subscriptions {
   #engine;
   #storage;
   #config;
   #onChange;
+  #now;
+  #fetch;
   #listIds = new Map();  // subscription url -> list id loaded in the engine
 
-  constructor({ engine, storage, config, onChange }) {
+  /** `now()` is the clock (e2e builds move it forward); `fetch` the network. */
+  constructor({ engine, storage, config, onChange, now, fetch: fetchFn }) {
     this.#engine = engine;
     this.#storage = storage;
     this.#config = config;
     this.#onChange = onChange ?? (() => {});
+    this.#now = now ?? Date.now;
+    this.#fetch = fetchFn ?? ((...args) => fetch(...args));
+  }
+
+  /** Uses `engine` from now on (a restarted one) and loads the last good lists into it. */
+  async attach(engine) {
+    this.#engine = engine;
+    this.#listIds.clear();
+    await this.restore();
   }
 
   /** Returns a reason if `url` may not be fetched, else null. */
@@ -49,8 +97,7 @@ export class Subscriptions {
     }
     if (parsed.protocol === 'https:') return null;
     const d = this.#config.defaultList;
-    if (this.#config.testAllowHttpDefaultList && d &&
-        (url === d.url || url === signatureUrl(d.url)) &&
+    if (this.#config.testAllowHttpDefaultList && d && DEFAULT_LIST_FILES(d.url).includes(url) &&
         parsed.protocol === 'http:' && parsed.hostname === '127.0.0.1') {
       return null;
     }
@@ -85,9 +132,11 @@ export class Subscriptions {
         });
         this.#listIds.set(url, info.id);
       } catch (error) {
+        if (error.kind === 'fault') throw error;  // the engine, not the copy: background.js
         // Storage was tampered with or corrupted: drop the copy, keep the subscription.
         await this.#put({ ...sub, good: null,
-                          error: { kind: error.kind ?? 'internal', message: error.message, at: Date.now() } });
+                          error: { kind: error.kind ?? 'internal', message: error.message,
+                                   at: this.#now() } });
       }
     }
   }
@@ -116,7 +165,7 @@ export class Subscriptions {
         'changes only through a rotation statement signed by the pinned key');
     }
     if (!existing) {
-      await this.#put({ url, publicKey: key, addedAt: Date.now(), good: null, error: null,
+      await this.#put({ url, publicKey: key, addedAt: this.#now(), good: null, error: null,
                         failures: 0, nextAttemptAt: 0 });
       if (!urls.includes(url)) await this.#storage.set({ subscriptions: [...urls, url] });
     }
@@ -136,69 +185,170 @@ export class Subscriptions {
     await this.#onChange();
   }
 
-  async #download(url) {
+  // Downloads `url` as text; `cached` holds the last good download's validators, sent
+  // as a conditional request. Returns { text, validators } or { notModified: true }.
+  async #download(url, what, cached) {
     const problem = this.urlProblem(url);
     if (problem) throw new SubscriptionError('url', problem);
-    // No cookies, no referrer: a list download says nothing about the reader.
-    const response = await fetch(url, { credentials: 'omit', referrerPolicy: 'no-referrer',
-                                        cache: 'no-cache', redirect: 'error' })
-      .catch((error) => { throw new SubscriptionError('network', `${url}: ${error.message}`); });
+    const headers = {};
+    if (cached?.etag) headers['If-None-Match'] = cached.etag;
+    if (cached?.lastModified) headers['If-Modified-Since'] = cached.lastModified;
+    // No cookies, no referrer: a list download says nothing about the reader. The
+    // browser's own cache is bypassed: the conditional headers are ours, and so is
+    // the decision what a 304 means. A redirect is not followed (`manual`), so no
+    // request goes anywhere but the subscribed URL.
+    const response = await this.#fetch(url, {
+      credentials: 'omit', referrerPolicy: 'no-referrer', cache: 'no-store',
+      redirect: 'manual', headers,
+    }).catch((error) => { throw new SubscriptionError('network', `${url}: ${error.message}`); });
+    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400 &&
+                                               response.status !== 304)) {
+      throw new SubscriptionError('redirect', `${url}: redirected elsewhere; lists are only ` +
+        'downloaded from the subscribed URL itself');
+    }
+    if (response.status === 304) {
+      if (!cached) throw new SubscriptionError('http', `${url}: HTTP 304 to an unconditional request`);
+      return { notModified: true };
+    }
     if (!response.ok) throw new SubscriptionError('http', `${url}: HTTP ${response.status}`);
-    return response.text();
+    const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+    if (type && !ACCEPTED_TYPES.test(type)) {
+      throw new SubscriptionError('content_type', `${url}: served as ${type.slice(0, 80)}, ` +
+        `not as a ${what} (JSON, text/plain or application/octet-stream)`);
+    }
+    const limit = MAX_BYTES[what];
+    const declared = Number(response.headers.get('content-length'));
+    if (declared > limit) {
+      throw new SubscriptionError('limit', `${url}: ${declared} bytes, more than a ${what} may have (${limit})`);
+    }
+    const chunks = [];
+    let size = 0;
+    try {
+      const reader = response.body?.getReader();
+      for (; reader;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) {
+          await reader.cancel();
+          throw new SubscriptionError('limit', `${url}: more than the ${limit} bytes a ${what} may have`);
+        }
+        chunks.push(value);
+      }
+    } catch (error) {
+      if (error instanceof SubscriptionError) throw error;
+      throw new SubscriptionError('network', `${url}: download cut off after ${size} bytes (${error.message})`);
+    }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    let text;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+    } catch {
+      throw new SubscriptionError('format', `${url}: not UTF-8 text`);
+    }
+    return { text, validators: validators(response) };
   }
 
-  /** Downloads, verifies and applies one subscription's list. Returns true if applied. */
+  // Loads a downloaded list; a list the pinned key does not verify is tried again with
+  // the rotation statement published beside it. Returns the engine's ListInfo.
+  async #load(url, sub, text, signature, now) {
+    const options = { signature, publicKey: sub.publicKey, lastVersion: sub.good?.version,
+                      lastDigest: sub.good?.digest, now };
+    try {
+      return this.#engine.loadList(text, options);
+    } catch (error) {
+      if (error.kind !== 'key') throw error;
+      let statement;
+      let statementSignature;
+      try {
+        [statement, statementSignature] = await Promise.all([
+          this.#download(rotationUrl(url), 'rotation'),
+          this.#download(signatureUrl(rotationUrl(url)), 'signature')]);
+      } catch (rotationError) {
+        throw new SubscriptionError('key', `${error.message} (no key rotation statement: ` +
+          `${rotationError.message})`);
+      }
+      return this.#engine.loadList(text, { ...options, rotations: [
+        { statement: statement.text, signature: statementSignature.text }] });
+    }
+  }
+
+  /** Downloads, verifies and applies one subscription's list. Returns true if it
+   *  succeeded (a new list applied, or the server said the list is unchanged). */
   async update(url) {
     const sub = await this.#get(url);
     if (!sub) throw new SubscriptionError('not_found', `no subscription for ${url}`);
-    const now = Date.now();
+    const now = this.#now();
     try {
-      const [text, signature] = await Promise.all([this.#download(url),
-                                                   this.#download(signatureUrl(url))]);
-      const info = this.#engine.loadList(text, {
-        signature, publicKey: sub.publicKey,
-        lastVersion: sub.good?.version, lastDigest: sub.good?.digest, now,
-      });
+      const cache = sub.good?.http ?? {};
+      const [list, signature] = await Promise.all([
+        this.#download(url, 'list', sub.good && cache.list),
+        this.#download(signatureUrl(url), 'signature', sub.good && cache.signature)]);
+      if (list.notModified && signature.notModified) {
+        await this.#put({ ...sub, error: null, failures: 0, failingSince: null, checkedAt: now,
+                          nextAttemptAt: now + UPDATE_EVERY });
+        return true;
+      }
+      const text = list.notModified ? sub.good.text : list.text;
+      const signatureText = signature.notModified ? sub.good.signature : signature.text;
+      const info = await this.#load(url, sub, text, signatureText, now);
       const previousId = this.#listIds.get(url);
       if (previousId && previousId !== info.id) {
         try { this.#engine.unloadList(previousId); } catch { /* gone */ }
       }
       this.#listIds.set(url, info.id);
-      await this.#put({ ...sub, good: { text, signature, version: info.version, digest: info.digest,
-                                        acceptedAt: now, info },
-                        error: null, failures: 0, checkedAt: now,
+      const http = {
+        list: list.notModified ? cache.list : list.validators,
+        signature: signature.notModified ? cache.signature : signature.validators,
+      };
+      const rotated = info.keyRotated ? { publicKey: info.publicKey,
+        rotations: [...(sub.rotations ?? []), { from: sub.publicKey, to: info.publicKey, at: now }] } : {};
+      await this.#put({ ...sub, ...rotated,
+                        good: { text, signature: signatureText, version: info.version,
+                                digest: info.digest, acceptedAt: now, info, http },
+                        error: null, failures: 0, failingSince: null, checkedAt: now,
                         nextAttemptAt: now + UPDATE_EVERY });
       await this.#onChange();
       return true;
     } catch (error) {
+      if (error.kind === 'fault') throw error;  // the engine, not the list: background.js
       const failures = (sub.failures ?? 0) + 1;
-      await this.#put({ ...sub, checkedAt: now, failures,
+      await this.#put({ ...sub, checkedAt: now, failures, failingSince: sub.failingSince ?? now,
                         error: { kind: error.kind ?? 'internal', message: String(error.message), at: now },
-                        nextAttemptAt: now + Math.min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1)) });
+                        nextAttemptAt: now + backoff(failures) });
       return false;
     }
   }
 
   /** Updates the subscriptions that are due (or all, with force). */
   async updateAll({ force }) {
-    const now = Date.now();
+    const now = this.#now();
     for (const url of await this.#urls()) {
       const sub = await this.#get(url);
       if (sub && (force || now >= (sub.nextAttemptAt ?? 0))) await this.update(url);
     }
   }
 
+  // A subscription's state from storage alone (what restore() and update() keep there
+  // is what the engine holds), so that the reader sees it even while the engine is down.
   #describe(sub) {
-    const engineLists = new Map(this.#engine.lists().map((l) => [l.id, l]));
-    const loaded = engineLists.get(this.#listIds.get(sub.url));
+    const info = sub.good?.info ?? null;
+    const stale = info ? Date.parse(info.expires) <= this.#now() : false;
     let state = 'pending';
-    if (loaded) state = loaded.stale ? 'stale' : sub.error ? 'update-failed' : 'ok';
+    if (info) state = stale ? 'stale' : sub.error ? 'update-failed' : 'ok';
     else if (sub.error) state = 'refused';
     return {
       url: sub.url, publicKey: sub.publicKey, state,
-      list: loaded ? { id: loaded.id, name: loaded.name, version: loaded.version,
-                       ruleCount: loaded.ruleCount, expires: loaded.expires } : null,
+      list: info ? { id: info.id, name: info.name, version: info.version,
+                     ruleCount: info.ruleCount, expires: info.expires } : null,
       error: sub.error, checkedAt: sub.checkedAt ?? null, nextAttemptAt: sub.nextAttemptAt ?? null,
+      failures: sub.failures ?? 0, failingSince: sub.failingSince ?? null,
+      lastGoodAt: sub.good?.acceptedAt ?? null, keyRotations: sub.rotations ?? [],
     };
   }
 

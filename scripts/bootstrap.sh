@@ -12,10 +12,12 @@ DEPS=$ROOT/.deps
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------
-# chromium: the e2e tests and `npm start -- --screenshot` (driven by npm playwright-core).
+# chromium: the e2e tests and `npm start -- --screenshot` (driven by npm playwright-core);
+# firefox-esr: the extension's e2e tests in Firefox (driven by npm puppeteer-core, which
+# never downloads a browser); zip/unzip: `npm run package` writes the extension's zips.
 # openssl: the throwaway certificate of the site fixtures' https server (tests/e2e/sites.mjs).
 PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev
-          libsodium-dev minisign autoconf automake libtool chromium openssl)
+          libsodium-dev minisign autoconf automake libtool chromium openssl firefox-esr zip unzip)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -32,7 +34,9 @@ stamp=node_modules/.factlens-lock.sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  # puppeteer-core downloads nothing; the variable guards against a future dependency
+  # that would (no browser download works here, nor is one wanted).
+  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
   echo "$want" >"$stamp"
 fi
 

@@ -49,8 +49,59 @@ function contextJson(context) {
   return JSON.stringify(out);
 }
 
-// Frees native engines whose JS object was collected without dispose().
-const finalizer = new FinalizationRegistry((handle) => handle.delete());
+// Frees native engines whose JS object was collected without dispose() (not those of
+// a module instance that trapped: nothing is called there again).
+const finalizer = new FinalizationRegistry((handle) => {
+  try { handle.delete(); } catch { /* its module instance trapped */ }
+});
+
+// A trap (WebAssembly.RuntimeError: unreachable code, an out-of-bounds access, or the
+// abort when memory runs out) leaves a module instance in an unknown state - its stack
+// pointer, its heap. That instance is never called again: its engines throw
+// FactlensError kind "fault", and it leaves the module cache, so the next
+// createEngine() instantiates the module anew (and the old memory can be collected).
+const brokenCores = new WeakSet();
+const liveCores = new Map();  // wasm URL -> instantiated module
+
+function faultError(detail) {
+  return new FactlensError('fault', `the wasm engine failed (${detail}); create a new engine`);
+}
+
+function breakCore(core) {
+  brokenCores.add(core);
+  for (const [key, live] of liveCores) {
+    if (live === core) {
+      liveCores.delete(key);
+      modules.delete(key);
+    }
+  }
+}
+
+// Returns `target` (a module instance or an embind handle of it) with every method call
+// checked for traps.
+function guarded(core, target) {
+  return new Proxy(target, {
+    get(object, name) {
+      const value = Reflect.get(object, name);
+      if (typeof value !== 'function') return value;
+      return (...args) => {
+        if (brokenCores.has(core)) throw faultError('an earlier call trapped');
+        try {
+          return value.apply(object, args);
+        } catch (error) {
+          if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+          breakCore(core);
+          throw faultError(error.message);
+        }
+      };
+    },
+  });
+}
+
+// engine -> its unguarded module instance (exhaustMemoryForTests only)
+const engineCores = new WeakMap();
+
+// Encodes list text for InputBuffer (one copy into wasm memory).
 const utf8 = new TextEncoder();
 
 // Checks loadList/loadCompiled options and returns them as the binding's JSON.
@@ -219,8 +270,13 @@ class Engine {
   dispose() {
     if (!this.#handle) return;
     finalizer.unregister(this);
-    this.#handle.delete();
+    const handle = this.#handle;
     this.#handle = null;
+    try {
+      handle.delete();
+    } catch (error) {
+      if (error.kind !== 'fault') throw error;  // a trapped instance frees nothing
+    }
   }
 }
 
@@ -241,7 +297,7 @@ function loadCore(wasmUrl, readBytes) {
       return createFactlensCore(args);
     })();
     modules.set(key, module);
-    module.catch(() => modules.delete(key));
+    module.then((core) => liveCores.set(key, core), () => modules.delete(key));
   }
   return module;
 }
@@ -260,8 +316,29 @@ export function engineFactory(defaultWasmUrl, readBytes) {
    */
   return async function createEngine(options = {}) {
     const core = await loadCore(options.wasmUrl ?? defaultWasmUrl, readBytes);
-    return new Engine(core, new core.Engine());
+    const safeCore = guarded(core, core);
+    const engine = new Engine(safeCore, guarded(core, new core.Engine()));
+    engineCores.set(engine, core);
+    return engine;
   };
+}
+
+/**
+ * Test seam, not part of the package's API (index.js and browser.js do not export it):
+ * allocates the rest of `engine`'s wasm heap, up to the module's maximum memory, so
+ * that the engine's next call runs out of memory for real (malloc fails, the C++ code
+ * aborts, the call traps). Used by tests/js and the extension's e2e fault injection.
+ * Returns the bytes taken.
+ */
+export function exhaustMemoryForTests(engine) {
+  const core = engineCores.get(engine);
+  if (!core) throw new FactlensError('argument', 'not an engine');
+  let taken = 0;
+  for (let size = 1 << 28; size >= 8;) {
+    if (core._malloc(size)) taken += size;
+    else size >>>= 1;
+  }
+  return taken;
 }
 
 // ---- ClaimReview import --------------------------------------------------------
@@ -327,7 +404,7 @@ export function importerFactory(defaultWasmUrl, readBytes) {
     const input = wellFormed(text).replace(/^\uFEFF/, '');
     const optionsJson = importOptionsJson(options);
     const core = await loadCore(options.wasmUrl ?? defaultWasmUrl, readBytes);
-    const result = JSON.parse(core.importClaimReview(input, optionsJson));
+    const result = JSON.parse(guarded(core, core).importClaimReview(input, optionsJson));
     const messages = utf16Messages(input, result.messages);
     if (!result.ok) {
       const error = new FactlensError(result.kind, result.message);

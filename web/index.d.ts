@@ -2,7 +2,9 @@
 
 export type ErrorKind =
   | 'format' | 'limit' | 'signature' | 'key' | 'rollback' | 'expired'
-  | 'unsupported' | 'not_found' | 'disposed' | 'argument';
+  | 'unsupported' | 'not_found' | 'disposed' | 'argument'
+  /** The wasm instance trapped (or ran out of memory): create a new engine. */
+  | 'fault';
 
 /** Thrown by every failing engine call; `kind` says what went wrong. */
 export class FactlensError extends Error {

@@ -90,15 +90,21 @@
     for (const el of element.querySelectorAll(page.selector)) queue(el);
   }
 
+  // Returns false if the lists changed while the texts were out (a list update, or the
+  // background restarting its engine): the verdicts are dropped, and every post, queued
+  // again by the change, is checked by the next flush.
   async function classify(texts) {
+    const asked = generation;
     const unknown = [...new Set(texts.filter((t) => !verdicts.has(t)))];
     for (let i = 0; i < unknown.length; i += BATCH) {
       const chunk = unknown.slice(i, i + BATCH);
       const answer = await chrome.runtime.sendMessage({ type: 'check', texts: chunk });
       if (!answer?.ok) throw new Error(`factlens background: ${answer?.message ?? 'no answer'}`);
+      if (generation !== asked) return false;
       chunk.forEach((text, j) => verdicts.set(text, answer.verdicts[j]));
     }
     while (verdicts.size > CACHE_MAX) verdicts.delete(verdicts.keys().next().value);
+    return true;
   }
 
   // The texts to check for `key`: those seen before plus `text` (most recent last).
@@ -267,11 +273,12 @@
         work.push({ element, read, texts: textsFor(read.key, read.text) });
       }
       if (work.length) {
-        await classify(work.flatMap((w) => w.texts));
-        for (const { element, read, texts } of work) {
-          if (element.isConnected) apply(element, read, texts);
+        if (await classify(work.flatMap((w) => w.texts))) {
+          for (const { element, read, texts } of work) {
+            if (element.isConnected) apply(element, read, texts);
+          }
+          changed = true;
         }
-        changed = true;
       }
       if (changed) report();
       changed = false;

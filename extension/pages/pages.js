@@ -41,6 +41,10 @@ export function renderSubscriptions(list, subscriptions, { onRemove } = {}) {
     }
     item.append(el('div', sub.url, { class: 'url' }));
     if (sub.error) item.append(el('div', sub.error.message, { class: 'error', role: 'status' }));
+    if (sub.error && sub.nextAttemptAt) {  // back-off: when it failed first, when it tries again
+      item.append(el('div', msg('status_retry', when(sub.failingSince ?? sub.error.at), when(sub.nextAttemptAt)),
+                     { class: 'detail retry' }));
+    }
     if (onRemove) {
       const button = el('button', msg('options_remove'), { type: 'button' });
       button.addEventListener('click', () => onRemove(sub.url));
@@ -79,3 +83,31 @@ export async function setSwitches(change) {
 }
 
 export { msg, el };
+
+const when = (ms) => new Date(ms).toLocaleString();
+
+// The engine's state (background.js keeps it in storage as `engineStatus`): one quiet
+// line above the subscriptions when the engine was restarted after a fault or is
+// failing, on both the popup and the options page.
+async function showEngine() {
+  const { engineStatus } = await chrome.storage.local.get('engineStatus');
+  const list = document.getElementById('subs');
+  if (!list) return;
+  let line = document.getElementById('engine');
+  if (!line) {
+    line = el('p', null, { id: 'engine', role: 'status', class: 'engine' });
+    list.before(line);
+  }
+  const state = engineStatus?.state ?? 'ok';
+  line.dataset.state = state;
+  line.textContent = state === 'restarted'
+    ? msg('engine_restarted', when(engineStatus.lastFault?.at ?? Date.now()))
+    : state === 'failed' ? msg('engine_failed') : '';
+  line.hidden = state === 'ok';
+}
+if (globalThis.chrome?.storage) {  // not when a Node test imports this module
+  showEngine();
+  chrome.storage.onChanged.addListener((changes, area) => {
+    if (area === 'local' && changes.engineStatus) showEngine();
+  });
+}

@@ -40,6 +40,17 @@ test('settings messages: accepted from the extension pages only', () => {
   assert.match(validateMessage({ type: 'found', count: -1 }, tab, self), /non-negative/);
 });
 
+test('test messages: only in e2e builds (testHooks), only from the extension pages', () => {
+  const msg = { type: 'test', op: 'advance-clock', ms: 60000 };
+  assert.match(validateMessage(msg, page, self), /unknown message type "test"/);
+  const hooks = { ...self, testHooks: true };
+  assert.equal(validateMessage(msg, page, hooks), null);
+  assert.equal(validateMessage({ type: 'test', op: 'exhaust-memory' }, page, hooks), null);
+  assert.match(validateMessage(msg, tab, hooks), /only the extension's own pages/);
+  assert.match(validateMessage({ type: 'test', op: 'eval' }, page, hooks), /unknown op/);
+  assert.match(validateMessage({ type: 'test', op: 'advance-clock', ms: -1 }, page, hooks), /ms must be/);
+});
+
 test('every locale has every message, and the overlay strings exist in English', () => {
   const root = new URL('../../extension/_locales/', import.meta.url);
   const en = JSON.parse(readFileSync(new URL('en/messages.json', root)));

@@ -78,7 +78,11 @@ function format(template, values) {
 }
 
 const CSS = `
-:host { all: initial; display: block; margin: 0 0 6px; contain: content; }
+/* !important here beats a page's !important rules aimed at the host (for important
+   declarations the shadow tree's own rules win), so page CSS cannot hide or shrink the
+   label with opacity, height, transform, clip-path, position... */
+:host { all: initial !important; display: block !important; visibility: visible !important;
+  margin: 0 0 6px !important; contain: content !important; }
 .box { font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   color: #1d2330; background: #fff8e1; border: 1px solid #e0b64a; border-left-width: 4px;
   border-radius: 6px; padding: 6px 10px; }

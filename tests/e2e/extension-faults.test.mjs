@@ -1,0 +1,386 @@
+// The background under network and engine faults, in Chromium and Firefox ESR: HTTP
+// caching (conditional requests, 304 keeps the list); a download cut midway, served as
+// HTML, redirected to another origin, answered 500 or 404: refused with its reason,
+// the last good list kept and still labelling the page; 500 for days (the background's
+// clock moved by the e2e-only hook, not by sleeping): the back-off honoured and shown,
+// the list reported stale once past its expiry; key rotation applied on download, a
+// forged one refused; and the wasm engine running out of memory for real in the middle
+// of a batch: restarted from the last good list, the page labelled and unbroken, a quiet
+// status shown; failing again and again: paused (badge "!"), then back.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtemp, rm, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { BROWSERS } from './browsers.mjs';
+import {
+  ARTIFACTS, FACTLENS, DEMO_SECRET, FEED_EXPECTED, serve, serveFeed, demoFiles, demoList, signList,
+  packageForTests, launch, options, ask, subscription, waitOverlays, overlays, styleOf, openFeed,
+  assertSiteScriptWorks,
+} from './extension-env.mjs';
+
+const run = promisify(execFile);
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+let pages;
+let lists;
+let elsewhere;  // another origin, for the redirect
+let dir;
+let extensions;
+let reply;  // (path) => the list server's reply for /demo.json and friends
+let files;
+const keys = {};
+
+const good = (path) => {
+  const f = files.good;
+  return { '/demo.json': { type: 'application/json', body: f.text },
+           '/demo.json.minisig': { type: 'text/plain', body: f.signature } }[path] ?? { status: 404 };
+};
+
+before(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  dir = await mkdtemp(join(tmpdir(), 'factlens-faults-'));
+  // The publisher's next key, and an attacker's.
+  for (const name of ['next', 'attacker']) {
+    await run(FACTLENS, ['keygen', '-W', '-p', join(dir, `${name}.pub`), '-s', join(dir, `${name}.key`)]);
+    keys[name] = (await readFile(join(dir, `${name}.pub`), 'utf8')).trim().split('\n')[1];
+  }
+  const base = await demoList();
+  const v2 = structuredClone(base);
+  v2.list.version = 2;
+  v2.rules.push({ ...structuredClone(base.rules[0]), id: 'garden-club-test',
+                  claim: 'The garden club minutes are forged.', rating: 'false', severity: 'low',
+                  match: { patterns: ['\\bgarden club\\b'] }, examples: undefined });
+  // The rotation the publisher signs with the old (demo) key, and a forged one: the
+  // attacker's statement, signed by the attacker's key.
+  const rotation = async (name, secret, next) => {
+    const out = join(dir, `${name}.rotation`);
+    await run(FACTLENS, ['rotate', '-s', secret, '-p', join(dir, `${next}.pub`), '--list', 'factlens-demo',
+                         '-o', out]);
+    return { text: await readFile(out, 'utf8'), signature: await readFile(`${out}.minisig`, 'utf8') };
+  };
+  files = {
+    good: await demoFiles(),
+    v2: await signList(dir, 'v2', v2),
+    v2next: await signList(join(dir, 'next'), 'v2', v2, join(dir, 'next.key')),
+    v2attacker: await signList(join(dir, 'attacker'), 'v2', v2, join(dir, 'attacker.key')),
+    rotation: await rotation('good', DEMO_SECRET, 'next'),
+    forgedRotation: await rotation('forged', join(dir, 'attacker.key'), 'attacker'),
+  };
+  pages = await serveFeed();
+  elsewhere = await serve({ '/demo.json': async () => ({ type: 'application/json', body: files.good.text }) });
+  const route = (path) => async (req) => reply(path, req);
+  lists = await serve({ '/demo.json': route('/demo.json'), '/demo.json.minisig': route('/demo.json.minisig'),
+                        '/demo.json.rotation': route('/demo.json.rotation'),
+                        '/demo.json.rotation.minisig': route('/demo.json.rotation.minisig') });
+  extensions = await packageForTests(dir, `${lists.url}/demo.json`);
+});
+after(async () => {
+  await pages?.close();
+  await lists?.close();
+  await elsewhere?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const downloads = () => lists.log.filter((e) => e.url === '/demo.json').length;
+
+// Forces an update from the options page; returns the subscription's state after it.
+async function updateNow(settings) {
+  const answer = await ask(settings, { type: 'update' });
+  assert.ok(answer.ok, JSON.stringify(answer));
+  return answer.subscriptions[0];
+}
+
+// The page still shows the demo list's labels, also for a post drawn anew.
+async function stillLabelled(page, expected = FEED_EXPECTED) {
+  await page.evaluate(() => window.rerenderCell('cell-4'));
+  await waitOverlays(page, expected);
+}
+
+for (const browser of BROWSERS) {
+  test(`${browser}: conditional updates; cut, HTML, redirected, 500 and 404 downloads keep the last good list`, async () => {
+    const etag = '"demo-v1"';
+    const modified = 'Mon, 01 Jun 2026 00:00:00 GMT';
+    let mode = 'good';
+    reply = (path, req) => {
+      const base = good(path);
+      if (mode === 'good') return { ...base, headers: { etag: `${etag}${path.length}`, 'last-modified': modified } };
+      if (mode === 'conditional') {
+        return req.headers['if-none-match'] === `${etag}${path.length}` ? { status: 304 } : base;
+      }
+      if (path !== '/demo.json') return base;
+      return {
+        cut: { cut: true, type: 'application/json', body: files.v2.text },
+        html: { type: 'text/html; charset=utf-8', body: '<html><body>Please log in</body></html>' },
+        redirect: { status: 302, headers: { location: `${elsewhere.url}/demo.json` } },
+        500: { status: 500, body: 'oops' },
+        404: { status: 404, body: 'gone' },
+      }[mode];
+    };
+    lists.log.length = 0;
+    const session = await launch(browser, extensions, dir, 'network');
+    try {
+      const settings = await options(session, 'ok');
+      const page = await openFeed(session, pages);
+
+      // Conditional request with the last good download's validators; 304 keeps the list.
+      mode = 'conditional';
+      const before304 = lists.log.length;
+      let sub = await updateNow(settings);
+      const conditional = lists.log.slice(before304);
+      assert.equal(conditional.length, 2);
+      for (const entry of conditional) {
+        assert.equal(entry.headers['if-none-match'], `${etag}${entry.url.length}`, entry.url);
+        assert.equal(entry.headers['if-modified-since'], modified, entry.url);
+      }
+      assert.equal(sub.state, 'ok');
+      assert.equal(sub.list.version, 1);
+      assert.equal(sub.error, null);
+      await stillLabelled(page);
+
+      const failures = [
+        ['cut', /cut off/],
+        ['html', /served as text\/html/],
+        ['redirect', /redirected elsewhere/],
+        [500, /HTTP 500/],
+        [404, /HTTP 404/],
+      ];
+      for (const [i, [failure, reason]] of failures.entries()) {
+        mode = failure;
+        sub = await updateNow(settings);
+        assert.equal(sub.state, 'update-failed', `${failure}: ${JSON.stringify(sub)}`);
+        assert.match(sub.error.message, reason, String(failure));
+        assert.equal(sub.failures, i + 1);
+        assert.equal(sub.list.version, 1, 'the last good list is still in use');
+        await settings.waitForSelector('#subs li[data-state="update-failed"] .retry');
+        assert.match(await settings.textContent('#subs li .error'), reason);
+        await stillLabelled(page);
+      }
+      await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-failing.png`));
+      assert.equal(elsewhere.log.length, 0, 'nothing was fetched from the other origin');
+
+      mode = 'good';
+      sub = await updateNow(settings);
+      assert.equal(sub.state, 'ok');
+      assert.equal(sub.failures, 0);
+      await assertSiteScriptWorks(page);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test(`${browser}: 500 for days: the back-off is honoured and shown, the list goes stale but stays`, async () => {
+    let failing = false;
+    reply = (path) => (failing ? { status: 500 } : good(path));
+    lists.log.length = 0;
+    const session = await launch(browser, extensions, dir, 'days');
+    try {
+      const settings = await options(session, 'ok');
+      const page = await openFeed(session, pages);
+      const tick = async (ms) => {
+        const moved = await ask(settings, { type: 'test', op: 'advance-clock', ms });
+        assert.ok(moved.ok, JSON.stringify(moved));
+        const answer = await ask(settings, { type: 'test', op: 'alarm' });
+        assert.ok(answer.ok, JSON.stringify(answer));
+        return { now: answer.now, sub: answer.subscriptions[0] };
+      };
+      // Nothing is due before the update period is over.
+      let state = await tick(HOUR);
+      assert.equal(downloads(), 1);
+      failing = true;
+      state = await tick(6 * HOUR);
+      assert.equal(downloads(), 2, 'the periodic update is due');
+      assert.equal(state.sub.state, 'update-failed');
+      const delays = [state.sub.nextAttemptAt - state.now];
+      let due = state.sub.nextAttemptAt;
+      // Three days in steps of 30 minutes, as the alarm fires.
+      for (let step = 0; step < 3 * 48; step++) {
+        const seen = downloads();
+        state = await tick(30 * MINUTE);
+        const attempted = downloads() > seen;
+        assert.equal(attempted, state.now >= due, `at +${step * 30} min: attempt ${attempted}, due ${due}`);
+        if (attempted) {
+          delays.push(state.sub.nextAttemptAt - state.now);
+          due = state.sub.nextAttemptAt;
+        }
+        assert.equal(state.sub.state, 'update-failed');
+        assert.equal(state.sub.list.version, 1);
+      }
+      // 5 minutes, doubling, at most a day.
+      // (real milliseconds pass between the attempt and the status read after it)
+      const minutes = delays.map((d) => Math.round(d / MINUTE));
+      assert.deepEqual(minutes.slice(0, 10), [5, 10, 20, 40, 80, 160, 320, 640, 1280, 1440]);
+      assert.ok(minutes.slice(10).every((m) => m === 1440), minutes.join(' '));
+      assert.equal(state.sub.failures, delays.length);
+      assert.ok(delays.length < 16, `${delays.length} attempts in three days`);
+      await settings.waitForSelector('#subs li[data-state="update-failed"] .retry');
+      assert.match(await settings.textContent('#subs li .error'), /HTTP 500/);
+      // The popup shows the same: the reason, since when, and the next attempt.
+      const popup = await session.openExtensionPage('pages/popup.html');
+      await popup.waitForSelector('#subs li[data-state="update-failed"] .retry');
+      assert.match(await popup.textContent('#subs li .error'), /HTTP 500/);
+      assert.match(await popup.textContent('#subs li .retry'), /next attempt/i);
+      await popup.screenshot(join(ARTIFACTS, `extension-${browser}-popup-failing.png`));
+      await popup.close();
+      await stillLabelled(page);
+
+      // Past the list's expiry (2030): stale, still the last good list, still used.
+      await ask(settings, { type: 'test', op: 'advance-clock', ms: Date.parse('2030-02-01') - state.now });
+      await settings.click('#update');
+      await settings.waitForSelector('#subs li[data-state="stale"]');
+      await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-stale.png`));
+      await stillLabelled(page);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test(`${browser}: a key rotation signed by the pinned key is applied on download, a forged one refused`, async () => {
+    let serving = 'good';
+    reply = (path) => {
+      if (serving === 'good') return good(path);
+      const [list, rot] = serving === 'forged' ? [files.v2attacker, files.forgedRotation]
+        : [files.v2next, files.rotation];
+      return { '/demo.json': { type: 'application/json', body: list.text },
+               '/demo.json.minisig': { type: 'text/plain', body: list.signature },
+               '/demo.json.rotation': { type: 'application/json', body: rot.text },
+               '/demo.json.rotation.minisig': { type: 'text/plain', body: rot.signature } }[path];
+    };
+    const session = await launch(browser, extensions, dir, 'rotation');
+    try {
+      const settings = await options(session, 'ok');
+      const pinned = (await subscription(settings)).publicKey;
+      const page = await openFeed(session, pages);
+
+      serving = 'forged';
+      let sub = await updateNow(settings);
+      assert.equal(sub.state, 'update-failed');
+      assert.equal(sub.error.kind, 'key');
+      assert.equal(sub.publicKey, pinned, 'the pin did not move');
+      assert.equal(sub.list.version, 1);
+
+      serving = 'rotated';
+      sub = await updateNow(settings);
+      assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
+      assert.equal(sub.publicKey, keys.next, 'the new key is pinned');
+      assert.equal(sub.list.version, 2);
+      assert.deepEqual(sub.keyRotations.map((r) => [r.from, r.to]), [[pinned, keys.next]]);
+      await waitOverlays(page, [...FEED_EXPECTED, ['f2', 'demoted']]);
+      // From now on the new key alone: the old key's own list is refused.
+      serving = 'good';
+      sub = await updateNow(settings);
+      assert.match(sub.error.kind, /^(key|rollback)$/);
+      assert.equal(sub.publicKey, keys.next);
+      assert.equal(sub.list.version, 2);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test(`${browser}: the engine runs out of memory mid-batch: restarted with the last good list, page unbroken`, async () => {
+    reply = good;
+    const session = await launch(browser, extensions, dir, 'oom');
+    try {
+      const settings = await options(session, 'ok');
+      const page = await openFeed(session, pages);
+      const exhausted = await ask(settings, { type: 'test', op: 'exhaust-memory' });
+      assert.ok(exhausted.ok && exhausted.taken > 2 ** 30, JSON.stringify(exhausted));
+      // New texts: the next batch goes to the exhausted engine and traps there.
+      await page.evaluate(() => {
+        window.recycleCell('cell-1', { text: 'A picnic in the park with friends', status: 3001, author: 'erin' });
+        window.recycleCell('cell-2', { text: 'Ampara restaurant putting sterilisation pills in the food',
+                                       status: 3002, author: 'finn' });
+      });
+      await waitOverlays(page, [['x3002', 'hidden'], ['x3', 'hidden'], ['x4', 'label'], ['g1', 'label'],
+                                ['f1', 'demoted']]);
+      const status = await ask(settings, { type: 'status' });
+      assert.equal(status.engine.state, 'restarted');
+      assert.equal(status.engine.faults, 1);
+      assert.match(status.engine.lastFault.message, /Aborted/);
+      assert.equal(status.subscriptions[0].state, 'ok', 'the last good list, loaded into the new engine');
+      await settings.waitForSelector('#engine[data-state="restarted"]');
+      assert.match(await settings.textContent('#engine'), /restarted/);
+      await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-engine-restarted.png`));
+      await assertSiteScriptWorks(page);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test(`${browser}: an engine failing again and again is paused, shown with a badge, and comes back`, async () => {
+    reply = good;
+    const session = await launch(browser, extensions, dir, 'failing');
+    try {
+      const settings = await options(session, 'ok');
+      const page = await openFeed(session, pages);
+      const badge = () => settings.evaluate(() => chrome.action.getBadgeText({}));
+      const postAgain = (i) => page.evaluate((n) => window.recycleCell('cell-2', {
+        text: `Ampara restaurant putting sterilisation pills in the food (${n})`, status: 4000 + n,
+        author: 'finn' }), i);
+      const labelled = (n) => page.evaluate((post) => document.querySelector(`[data-post="${post}"]`)
+        ?.previousElementSibling?.dataset.state ?? null, `x${4000 + n}`);
+      const engineLine = () => settings.evaluate(() => document.getElementById('engine')?.dataset.state ?? null);
+      // Faults, each answered by a restart (the post still labelled), until more than
+      // three restarts fall within a minute: then the engine is paused. (A page re-check
+      // after a restart may meet the exhausted engine before the new post does, so the
+      // count of faults per cycle is not fixed; the bound is.)
+      let cycles = 0;
+      for (;;) {
+        cycles++;
+        assert.ok(cycles <= 6, 'the engine was never paused');
+        assert.ok((await ask(settings, { type: 'test', op: 'exhaust-memory' })).ok);
+        await postAgain(cycles);
+        let outcome = null;
+        for (let waited = 0; !outcome && waited < 10000; waited += 100) {
+          await new Promise((done) => setTimeout(done, 100));
+          if (await engineLine() === 'failed') outcome = 'paused';
+          else if (await labelled(cycles) === 'hidden') outcome = 'labelled';
+        }
+        assert.ok(outcome, `cycle ${cycles}: neither labelled nor paused`);
+        if (outcome === 'paused') break;
+      }
+      const paused = await ask(settings, { type: 'status' });
+      assert.equal(paused.engine.state, 'failed');
+      // Paused by the fourth restart within a minute, or by a batch that failed on a
+      // just-restarted engine too (the re-check race above): either way after 3 or more.
+      assert.ok(paused.engine.faults >= 3, `${paused.engine.faults} faults`);
+      assert.equal(await badge(), '!');
+      const popup = await session.openExtensionPage('pages/popup.html');
+      await popup.waitForSelector('#engine[data-state="failed"]');
+      assert.match(await popup.textContent('#engine'), /failing/);
+      await popup.close();
+      // While paused, a new post is left as it is, and the page works.
+      await page.evaluate(() => {
+        const cell = document.getElementById('cell-3').cloneNode(true);
+        cell.id = 'cell-50';
+        cell.querySelector('[data-factlens-overlay]')?.remove();  // a clone: not ours any more
+        cell.querySelector('article').removeAttribute('style');
+        document.getElementById('timeline').append(cell);
+        window.recycleCell('cell-50', { text: 'Ampara restaurant putting sterilisation pills in the food (50)',
+                                        status: 4050, author: 'gil' });
+      });
+      await new Promise((done) => setTimeout(done, 1000));
+      assert.equal(await labelled(50), null, 'nothing drawn while paused');
+      assert.equal(await styleOf(page, 'x4050'), null);
+      await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-engine-failing.png`));
+      await assertSiteScriptWorks(page);
+      // Five minutes later the next batch starts a new engine, and every page is checked again.
+      await ask(settings, { type: 'test', op: 'advance-clock', ms: 5 * MINUTE + 1000 });
+      await postAgain(51);
+      await page.waitForFunction(() => document.querySelector('[data-post="x4050"]')
+        ?.previousElementSibling?.dataset.state === 'hidden');
+      assert.equal(await labelled(51), 'hidden');
+      await settings.waitForSelector('#engine[data-state="restarted"]');
+      assert.equal(await badge(), '');
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await session.close();
+    }
+  });
+}
