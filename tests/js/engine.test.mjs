@@ -145,7 +145,7 @@ test('every example of the demo list behaves as written (same as the native buil
   engine.dispose();
 });
 
-test('search ranks the loaded claims by similarity, best first, with the check score', async () => {
+test('search ranks the loaded claims by similarity, best first, near the check score', async () => {
   const engine = await createEngine();
   engine.loadList(coreList, { allowUnsigned: true });
   const text = 'BREAKING: vaccines cause autism in children!!';
@@ -156,11 +156,12 @@ test('search ranks the loaded claims by similarity, best first, with the check s
   assert.equal(results[0].claim, 'Vaccines cause autism.');
   assert.equal(results[0].review.url, 'https://factcheck.example/autism');
   for (let i = 1; i < results.length; i++) assert.ok(results[i - 1].score >= results[i].score);
-  // check() matches the same claim with the same score.
+  // check() matches the same claim. Its score comes from the index of the rules with
+  // match.similar (search's covers every claim), so word weights differ a little.
   const [match] = engine.check(text).matches;
   assert.equal(match.ruleId, 'vaccines-autism');
   assert.equal(match.kind, 'similar');
-  assert.equal(match.score, results[0].score);
+  assert.ok(Math.abs(match.score - results[0].score) < 0.001, `${match.score} vs ${results[0].score}`);
   // Rules without match.similar are found by search too (fact-checkers look for any
   // claim), though check() only matches them through their own matchers.
   assert.equal(engine.search('5G networks spread COVID-19', 1)[0].ruleId, '5g-covid');

@@ -279,33 +279,63 @@ struct CompiledList::Matchers {
   // URLs need no prefilter: a post's few URLs are looked up directly.
   std::unordered_map<std::string, std::vector<uint32_t>> pages;    // canonical URL
   std::unordered_map<std::string, std::vector<uint32_t>> domains;  // host, no www.
+  // The kSimilar matcher's index: the claims of the rules with match.similar (null
+  // if none has). When every rule has match.similar it serves Search too.
   std::unique_ptr<SimilarIndex> similar;
   bool any_similar = false;  // some rule has match.similar
+  bool similar_all = false;  // every rule has: `similar` is the search index
+  SimilarOptions similar_options;
+  // Search's index over every rule's claim, built on the first Search: a reader's
+  // engine only matches, and a list of 100k rules few of which use match.similar
+  // should not carry an index of all 100k claims for it.
+  mutable std::unique_ptr<SimilarIndex> search_index;
+  mutable std::once_flag search_index_once;
   Prefilter prefilter;
   bool use_prefilter = true;
 };
 
 namespace {
 
-// Indexes every rule's claim, its match.similar phrasings and its fact-check
-// title for Search and the kSimilar matcher. Built from the rules alone, so a list
-// restored from its compiled form gets exactly the same index.
-void BuildSimilarIndex(const RuleList& list, const SimilarOptions& options,
-                       CompiledList::Matchers* m) {
-  std::vector<SimilarDoc> docs(list.rules.size());
+// Returns an index of the claims (each with its match.similar phrasings and its
+// fact-check title) of the rules of `list` for which `include(rule)` holds. Built
+// from the rules alone, so a list restored from its compiled form gets exactly the
+// same index.
+template <typename Include>
+std::unique_ptr<SimilarIndex> IndexClaims(const RuleList& list,
+                                          const SimilarOptions& options,
+                                          Include include) {
+  std::vector<SimilarDoc> docs;
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     const Rule& rule = list.rules[r];
-    SimilarDoc& doc = docs[r];
+    if (!include(rule)) continue;
+    SimilarDoc& doc = docs.emplace_back();
     doc.rule_index = r;
     doc.phrasings.push_back(rule.claim);
     for (const std::string& p : rule.similar) {
       if (p != rule.claim) doc.phrasings.push_back(p);
     }
     doc.title = rule.review.title;
-    m->any_similar = m->any_similar || !rule.similar.empty();
     doc.languages = rule.languages;
   }
-  m->similar = SimilarIndex::Build(docs, options);
+  return SimilarIndex::Build(docs, options);
+}
+
+bool HasSimilar(const Rule& rule) { return !rule.similar.empty(); }
+
+// Sets what the similarity matcher needs to know of `list`, before its index.
+void ScanSimilarRules(const RuleList& list, const SimilarOptions& options,
+                      CompiledList::Matchers* m) {
+  m->similar_options = options;
+  const size_t with = std::count_if(list.rules.begin(), list.rules.end(), HasSimilar);
+  m->any_similar = with > 0;
+  m->similar_all = with > 0 && with == list.rules.size();
+}
+
+// Builds the kSimilar matcher's index (the rules with match.similar).
+void BuildSimilarIndex(const RuleList& list, const SimilarOptions& options,
+                       CompiledList::Matchers* m) {
+  ScanSimilarRules(list, options, m);
+  m->similar = m->any_similar ? IndexClaims(list, options, HasSimilar) : nullptr;
 }
 
 }  // namespace
@@ -620,7 +650,8 @@ void CompiledList::Export(CompiledSections* out) const {
   }
   {
     ByteWriter w;
-    m.similar->Serialize(&w);
+    w.U8(m.similar != nullptr);
+    if (m.similar != nullptr) m.similar->Serialize(&w);
     (*out)[SectionTag("SIMI")] = std::move(w.bytes());
   }
 }
@@ -739,15 +770,17 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
   }
   {
     ByteReader r(*section("SIMI"));
-    if (!SimilarIndex::Deserialize(&r, options.similar, rule_count, &m.similar) ||
-        !r.at_end()) {
+    ScanSimilarRules(list, options.similar, &m);
+    const bool has_index = r.U8() != 0;
+    if (!r.ok() || has_index != m.any_similar) return bad("SIMI", "malformed");
+    if (has_index &&
+        !SimilarIndex::Deserialize(&r, options.similar, rule_count, &m.similar)) {
       return bad("SIMI", "malformed");
     }
-    m.any_similar = std::any_of(list.rules.begin(), list.rules.end(),
-                                [](const Rule& rule) { return !rule.similar.empty(); });
+    if (!r.at_end()) return bad("SIMI", "malformed");
     // Written with other similarity options (evaluation only): rebuilt from the
     // restored rules, which gives the index a load from text would.
-    if (m.similar == nullptr) BuildSimilarIndex(list, options.similar, &m);
+    if (has_index && m.similar == nullptr) BuildSimilarIndex(list, options.similar, &m);
   }
   *out = std::move(compiled);
   return Status::Ok();
@@ -901,7 +934,13 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
 
 std::vector<SimilarHit> CompiledList::Search(
     const NormalizedText& post, size_t k, const std::vector<uint32_t>& withheld) const {
-  return matchers_->similar->Search(post, k, withheld);
+  const Matchers& m = *matchers_;
+  if (m.similar_all) return m.similar->Search(post, k, withheld);
+  std::call_once(m.search_index_once, [&] {
+    m.search_index =
+        IndexClaims(list_, m.similar_options, [](const Rule&) { return true; });
+  });
+  return m.search_index->Search(post, k, withheld);
 }
 
 }  // namespace factlens

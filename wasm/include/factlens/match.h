@@ -2,9 +2,9 @@
 //
 // A CompiledList holds the matchers for one RuleList: RE2 patterns, keyword sets
 // with a proximity window, and debunked URLs / domains, all over normalised text
-// (normalize.h), and a similarity index (similar.h) over every rule's claim, its
-// match.similar phrasings and its fact-check title. Every rule can be found by
-// Search; only rules with match.similar yield kSimilar matches.
+// (normalize.h), and a similarity index (similar.h) over the claims of the rules with
+// match.similar (claim, phrasings, fact-check title), which yield kSimilar matches.
+// Every rule can be found by Search, through an index of all claims built on demand.
 //
 // Scale: a prefilter (prefilter.h) picks the patterns and keyword sets a post could
 // match in one scan, so the cost per post stays nearly flat as lists grow. RE2
@@ -98,9 +98,14 @@ class CompiledList {
   std::vector<RuleMatch> Match(const NormalizedText& post) const;
 
   // Returns the at most `k` rules whose claims are most similar to `post`, best
-  // first, leaving out the rule indices in `withheld` (sorted). Match() yields a
-  // kSimilar match for a rule with match.similar when its score here reaches
-  // SimilarIndex::kDefaultThreshold among the best kSimilarMatches.
+  // first, leaving out the rule indices in `withheld` (sorted). The index over all
+  // the list's claims is built on the first call (when every rule has match.similar
+  // the matcher's index serves, and nothing is built).
+  //
+  // Match() yields a kSimilar match for a rule with match.similar when its score
+  // reaches SimilarIndex::kDefaultThreshold among the best kSimilarMatches of an
+  // index of the rules with match.similar only: a reader's engine never holds an
+  // index of claims it would not match on.
   std::vector<SimilarHit> Search(const NormalizedText& post, size_t k,
                                  const std::vector<uint32_t>& withheld = {}) const;
   static constexpr size_t kSimilarMatches = 5;
