@@ -220,6 +220,33 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   return true;  // answered asynchronously
 });
 
+// Checks from content scripts over their long-lived port (content.js): the same
+// validation and answers as runtime messages, each answer tagged with the asker's id.
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name !== 'check') {
+    port.disconnect();
+    return;
+  }
+  const reply = (id, answer) => {
+    try {
+      port.postMessage({ id, ...answer });
+    } catch { /* the tab went away */ }
+  };
+  port.onMessage.addListener((envelope) => {
+    const id = envelope?.id;
+    if (!Number.isSafeInteger(id)) return;
+    const message = envelope.message;
+    const problem = (message?.type === 'check' ? null : 'only checks go over the port') ??
+      validateMessage(message, port.sender, { id: chrome.runtime.id, extensionOrigin, testHooks });
+    if (problem) {
+      reply(id, { ok: false, kind: 'message', message: problem });
+      return;
+    }
+    handle(message, port.sender).then((answer) => reply(id, answer), (error) =>
+      reply(id, { ok: false, kind: error.kind ?? 'internal', message: String(error.message) }));
+  });
+});
+
 // Periodic updates: the alarm wakes the worker; each subscription keeps its own
 // next-attempt time (exponential back-off after failures, subscriptions.js). e2e builds
 // run it only through the "alarm" hook, so that their clock is the test's alone.
