@@ -183,8 +183,13 @@ async function handleTest(message, subscriptions) {
 async function handle(message, sender) {
   const { subscriptions } = await ready;
   switch (message.type) {
-    case 'check':
-      return { ok: true, verdicts: await checkBatch(message.texts, message.context, subscriptions) };
+    case 'check': {
+      const verdicts = await checkBatch(message.texts, message.context, subscriptions);
+      // Most posts match nothing: null stands for that, which keeps the answer the
+      // page's main thread must deserialise small.
+      return { ok: true,
+               verdicts: verdicts.map((v) => (v.action === 'none' && !v.matches?.length ? null : v)) };
+    }
     case 'found':
       if (sender.tab?.id != null) {
         await chrome.action.setBadgeText({ tabId: sender.tab.id,

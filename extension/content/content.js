@@ -140,7 +140,7 @@
       const answer = await askCheck(chunk);
       if (!answer?.ok) throw new Error(`factlens background: ${answer?.message ?? 'no answer'}`);
       if (generation !== asked) return false;
-      chunk.forEach((text, j) => verdicts.set(text, answer.verdicts[j]));
+      chunk.forEach((text, j) => verdicts.set(text, answer.verdicts[j] ?? NONE));  // null: none
     }
     while (verdicts.size > CACHE_MAX) verdicts.delete(verdicts.keys().next().value);
     return true;
