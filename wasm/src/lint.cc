@@ -41,7 +41,9 @@ std::string Quote(std::string_view s, size_t max = 80) {
 class Linter {
  public:
   Linter(std::string_view text, const LintOptions& options)
-      : text_(text), options_(options), positions_(text) {}
+      : text_(text),
+        options_(options),
+        positions_(text, 0, {}, options.limits.max_values) {}
 
   LintReport Run() {
     if (text_.size() > options_.limits.max_list_bytes) {

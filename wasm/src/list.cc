@@ -65,6 +65,8 @@ class LimitedDomBuilder {
   }
   bool key(json::string_t& k) {
     Frame& top = stack_.back();
+    // The pending key is the previous member's: the error is about this object.
+    top.key.clear();
     if (k.size() > limits_.max_string_bytes)
       return Fail(ErrorKind::kLimit, "key too long");
     if (top.value->contains(k))
@@ -114,10 +116,11 @@ class LimitedDomBuilder {
       return Fail(ErrorKind::kLimit, "JSON nested deeper than " +
                                          std::to_string(limits_.max_depth) + " levels");
     }
-    return true;
+    return Count();
   }
 
   bool Put(json&& v) {
+    if (!Count()) return false;
     Place(std::move(v));
     RuleDone();
     return status_.ok();
@@ -134,6 +137,14 @@ class LimitedDomBuilder {
     json& element = stack_[1].value->back();
     on_rule_(std::move(element), stack_[1].count - 1);
     element = nullptr;
+  }
+
+  // Counts one more value against the list's budget of values.
+  bool Count() {
+    if (++values_ <= limits_.max_values) return true;
+    return Fail(
+        ErrorKind::kLimit,
+        "the list has more than " + std::to_string(limits_.max_values) + " JSON values");
   }
 
   // Returns where `v` was stored: the root, the pending key of the innermost
@@ -180,6 +191,7 @@ class LimitedDomBuilder {
   json* root_;
   RuleSink on_rule_;
   std::vector<Frame> stack_;
+  size_t values_ = 0;
   Status status_;
 };
 
