@@ -205,6 +205,8 @@ class Checker {
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
 
+  size_t unicode_classes = 0;  // in the list's patterns so far
+
   // `where` is a path such as "list.publisher" or "rules[3] (id \"x\"): match";
   // a rule's own prefix ends in ": " so its fields read "rules[3] (id \"x\"): claim".
   bool Fail(const std::string& where, const std::string& message,
@@ -376,6 +378,17 @@ size_t UnclosedParenOffset(const std::string& pattern) {
   return open.empty() ? 0 : open.back();
 }
 
+// Returns how many \p and \P escapes (Unicode classes) `pattern` holds.
+size_t CountUnicodeClasses(const std::string& pattern) {
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '\\') continue;
+    n += pattern[i + 1] == 'p' || pattern[i + 1] == 'P';
+    ++i;  // the escaped character, so that \\p is no class
+  }
+  return n;
+}
+
 // Checks RE2 syntax of a pattern as the author wrote it, so that error offsets
 // point into their text. Returns "" or "missing ) at offset 14".
 std::string PatternSyntaxError(const std::string& pattern) {
@@ -482,6 +495,14 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
     return false;
   }
   for (size_t i = 0; i < rule->patterns.size(); ++i) {
+    c.unicode_classes += CountUnicodeClasses(rule->patterns[i]);
+    if (c.unicode_classes > limits.max_unicode_classes) {
+      return c.Fail(mw + ".patterns[" + std::to_string(i) + "]",
+                    "the list's patterns use Unicode classes (\\p) more than " +
+                        std::to_string(limits.max_unicode_classes) +
+                        " times (each takes RE2 up to 2 ms to parse)",
+                    ErrorKind::kLimit);
+    }
     std::string error = PatternSyntaxError(rule->patterns[i]);
     if (!error.empty()) {
       return c.Fail(mw + ".patterns[" + std::to_string(i) + "]", error);
