@@ -209,6 +209,10 @@ TEST_CASE("hostile: Unicode classes in patterns stop at their budget", "[hostile
   CHECK_THAT(s.message(),
              Catch::StartsWith("rules[7] (id \"r7\"): match.patterns[208]: "));
   CHECK_THAT(s.message(), Catch::Contains("Unicode classes (\\p) more than 4000 times"));
+  // Lint stops there too, rather than checking every pattern's syntax again.
+  LintReport report = LintList(ListWithRules(rules + "]"), LintOptions());
+  REQUIRE(report.errors == 1);
+  CHECK(report.findings[0].code == "limit");
   // An escaped backslash before p is no class: 2 * 4096 of them load.
   std::string escaped = "[";
   for (int r = 0; r < 16; ++r) {
