@@ -283,8 +283,12 @@ class Engine {
 /** @type {Map<string, Promise<object>>} one module instance per wasm URL */
 const modules = new Map();
 
+// The Emscripten factory of the package's own dist/ (index.js can swap in another
+// build's glue for tests: FACTLENS_WASM_DIST).
+const packageGlue = async () => createFactlensCore;
+
 // Returns the module instance for `wasmUrl`, instantiating it on first use.
-function loadCore(wasmUrl, readBytes) {
+function loadCore(wasmUrl, readBytes, loadGlue) {
   const key = String(wasmUrl);
   let module = modules.get(key);
   if (!module) {
@@ -294,7 +298,7 @@ function loadCore(wasmUrl, readBytes) {
       // the bytes instead.
       if (readBytes) args.wasmBinary = await readBytes(wasmUrl);
       else args.locateFile = () => key;
-      return createFactlensCore(args);
+      return (await loadGlue())(args);
     })();
     modules.set(key, module);
     module.then((core) => liveCores.set(key, core), () => modules.delete(key));
@@ -305,17 +309,20 @@ function loadCore(wasmUrl, readBytes) {
 /**
  * Returns an engine factory. `readBytes(url)` returns the wasm bytes (Node), or is
  * null in browsers, where the Emscripten loader streams the file from the URL.
- * @param {URL} defaultWasmUrl
+ * `loadGlue()` returns the Emscripten factory matching `defaultWasmUrl` (by default
+ * the one of dist/, imported above).
+ * @param {URL | Promise<URL>} defaultWasmUrl
  * @param {((url: URL | string) => Promise<Uint8Array>) | null} readBytes
+ * @param {() => Promise<Function>} [loadGlue]
  */
-export function engineFactory(defaultWasmUrl, readBytes) {
+export function engineFactory(defaultWasmUrl, readBytes, loadGlue = packageGlue) {
   /**
    * Creates an engine. The wasm file is found next to the package entry; pass
    * `wasmUrl` to serve it from elsewhere.
    * @param {{ wasmUrl?: string | URL }} [options]
    */
   return async function createEngine(options = {}) {
-    const core = await loadCore(options.wasmUrl ?? defaultWasmUrl, readBytes);
+    const core = await loadCore(options.wasmUrl ?? await defaultWasmUrl, readBytes, loadGlue);
     const safeCore = guarded(core, core);
     const engine = new Engine(safeCore, guarded(core, new core.Engine()));
     engineCores.set(engine, core);
@@ -395,15 +402,16 @@ function utf16Messages(text, messages) {
 /**
  * Returns the ClaimReview importer (`factlens import` in the engine). See
  * index.d.ts importClaimReview.
- * @param {URL} defaultWasmUrl
+ * @param {URL | Promise<URL>} defaultWasmUrl
  * @param {((url: URL | string) => Promise<Uint8Array>) | null} readBytes
+ * @param {() => Promise<Function>} [loadGlue]
  */
-export function importerFactory(defaultWasmUrl, readBytes) {
+export function importerFactory(defaultWasmUrl, readBytes, loadGlue = packageGlue) {
   return async function importClaimReview(text, options = {}) {
     // A byte-order mark is dropped here so that positions count from the text's start.
     const input = wellFormed(text).replace(/^\uFEFF/, '');
     const optionsJson = importOptionsJson(options);
-    const core = await loadCore(options.wasmUrl ?? defaultWasmUrl, readBytes);
+    const core = await loadCore(options.wasmUrl ?? await defaultWasmUrl, readBytes, loadGlue);
     const result = JSON.parse(guarded(core, core).importClaimReview(input, optionsJson));
     const messages = utf16Messages(input, result.messages);
     if (!result.ok) {

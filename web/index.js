@@ -20,10 +20,26 @@ async function readFileBytes(url) {
   return readFile(url instanceof URL || !/^[a-z]+:/i.test(url) ? url : new URL(url));
 }
 
-const wasmUrl = new URL('./dist/factlens-core.wasm', import.meta.url);
+// For tests only: FACTLENS_WASM_DIST=<folder> runs the package on another build of the
+// module there (factlens-core.mjs + .wasm), such as the debug build with Emscripten's
+// runtime checks (`npm run test:wasm-debug`: build/wasm-debug/dist). Unset, the
+// package uses its own dist/.
+const distOverride = isNode && process.env.FACTLENS_WASM_DIST
+  ? (async (dir) => {
+    const [{ resolve }, { pathToFileURL }] = await Promise.all([import('node:path'), import('node:url')]);
+    return pathToFileURL(`${resolve(dir)}/`);
+  })(process.env.FACTLENS_WASM_DIST)
+  : null;
+
+const wasmUrl = distOverride
+  ? distOverride.then((dist) => new URL('factlens-core.wasm', dist))
+  : new URL('./dist/factlens-core.wasm', import.meta.url);
+const loadGlue = distOverride
+  ? async () => (await import(new URL('factlens-core.mjs', await distOverride).href)).default
+  : undefined;
 
 /** Creates an engine; see index.d.ts. */
-export const createEngine = engineFactory(wasmUrl, isNode ? readFileBytes : null);
+export const createEngine = engineFactory(wasmUrl, isNode ? readFileBytes : null, loadGlue);
 
 /** Imports ClaimReview markup as factlens/1 rules; see index.d.ts. */
-export const importClaimReview = importerFactory(wasmUrl, isNode ? readFileBytes : null);
+export const importClaimReview = importerFactory(wasmUrl, isNode ? readFileBytes : null, loadGlue);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "factlens/engine.h"
+#include "factlens/lint.h"
 #include "factlens/verify.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
@@ -64,6 +65,79 @@ TEST_CASE("hostile: a 50 MB list of a million rules stops at the rule limit",
   CHECK(engine.Lists().empty());
 }
 
+TEST_CASE("hostile: 50 MB of tiny values in an x- field stop at the value budget",
+          "[hostile]") {
+  // Unchecked extension fields can hold any JSON: 25M zeros would need about 1 GB
+  // while parsed. The builder counts every value and stops at 4,000,001.
+  std::string zeros = "[0";
+  zeros.reserve(50u << 20);
+  for (int i = 1; i < (25 << 20); ++i) zeros += ",0";
+  zeros += "]";
+  std::string text = ListWithRules(
+      "[" +
+      RuleJson("r", R"({"patterns":["hoax"]})", "false", "low", ",\"x-big\":" + zeros) +
+      "]");
+  Engine engine;
+  Status s = Load(engine, text);
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::StartsWith("rules[0].x-big[3999"));
+  CHECK_THAT(s.message(), Catch::Contains("more than 4000000 JSON values"));
+  // Lint reports the same limit, located, and indexes positions only up to the
+  // budget (a lower one here, to keep the test quick) rather than 25M paths.
+  LintOptions lint;
+  lint.limits.max_values = 1000;
+  LintReport report = LintList(text, lint);
+  REQUIRE(report.errors == 1);
+  CHECK(report.findings[0].code == "limit");
+  CHECK_THAT(report.findings[0].message, Catch::Contains("more than 1000 JSON values"));
+  CHECK(report.findings[0].where.line == 1);
+}
+
+TEST_CASE("hostile: duplicate keys are refused where they are", "[hostile]") {
+  Engine engine;
+  // A key twice in a rule, after a nested object: the path is the rule's, not the
+  // previous member's.
+  Status s = Load(engine, ListWithRules("[" +
+                                        RuleJson("r", R"({"patterns":["hoax"]})", "false",
+                                                 "low", R"(,"rating":"satire")") +
+                                        "]"));
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK(s.message() == "rules[0]: duplicate key \"rating\"");
+  // At the top level, and in an object inside an extension field.
+  s = Load(engine, ListWithRules("[],\"rules\":[]"));
+  CHECK(s.message() == "duplicate key \"rules\"");
+  s = Load(engine, ListWithRules("[" +
+                                 RuleJson("r", R"({"patterns":["hoax"]})", "false", "low",
+                                          R"(,"x-a":{"k":{"b":1},"k":2})") +
+                                 "]"));
+  CHECK(s.message() == "rules[0].x-a: duplicate key \"k\"");
+  CHECK(engine.Lists().empty());
+}
+
+TEST_CASE("hostile: lint of 200,000 rules locates 400,000 findings in linear time",
+          "[hostile]") {
+  // Every rule lacks examples: two warnings each, each located by line and column.
+  // Counting lines from the start for each one took minutes on a 37 MB list.
+  std::string rules = "[";
+  for (int i = 0; i < 200000; ++i) {
+    rules += (i ? ",\n" : "\n") +
+             RuleJson("r" + std::to_string(i),
+                      R"({"patterns":["hoax)" + std::to_string(i) + R"(x"]})");
+  }
+  LintReport report = LintList(ListWithRules(rules + "]"), LintOptions());
+  CHECK(report.errors == 0);
+  size_t no_examples = 0;
+  TextPosition last;
+  for (const LintFinding& f : report.findings) {
+    if (f.code != "no-examples") continue;
+    ++no_examples;
+    last = f.where;
+  }
+  CHECK(no_examples == 200000);
+  CHECK(last.line == 200001);  // rule i starts on line i + 2
+  CHECK(last.column == 1);
+}
+
 TEST_CASE("hostile: a pattern of 100k characters is refused", "[hostile]") {
   Engine engine;
   std::string pattern(100000, 'a');
@@ -88,6 +162,71 @@ TEST_CASE("hostile: patterns that would blow up RE2's memory are refused", "[hos
   }
 }
 
+TEST_CASE("hostile: many large patterns stop at the list's compile budget", "[hostile]") {
+  // Each \pL{60} is within RE2's budget (140k instructions, 0.3 s to compile),
+  // but 2,560 of them would take minutes and gigabytes.
+  std::string rules = "[";
+  for (int r = 0; r < 10; ++r) {
+    std::string patterns;
+    for (int p = 0; p < 256; ++p) {
+      patterns += std::string(p ? "," : "") + "\"\\\\pL{60}" + std::to_string(r) + "x" +
+                  std::to_string(p) + "\"";
+    }
+    rules += (r ? "," : "") +
+             RuleJson("r" + std::to_string(r), R"({"patterns":[)" + patterns + "]}");
+  }
+  Engine engine;
+  Status s = Load(engine, ListWithRules(rules + "]"));
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(), Catch::StartsWith("rules[0] (id \"r0\"): match.patterns[7]: "));
+  CHECK_THAT(s.message(), Catch::Contains("more than 1000000 RE2 instructions together"));
+  CHECK(engine.Lists().empty());
+  // The same pattern in 20 rules is one program, counted once: it loads.
+  std::string same = "[";
+  for (int r = 0; r < 20; ++r) {
+    same += (r ? "," : "") +
+            RuleJson("r" + std::to_string(r), R"({"patterns":["\\pL{60}x"]})");
+  }
+  CHECK(Load(engine, ListWithRules(same + "]")).ok());
+}
+
+TEST_CASE("hostile: Unicode classes in patterns stop at their budget", "[hostile]") {
+  // RE2 takes 0.3-2 ms to parse each \pL: 3M of them in a 60 MB list would take an
+  // hour before any compile budget is reached. The 4,001st is refused.
+  std::string rules = "[";
+  for (int r = 0; r < 16; ++r) {
+    std::string patterns;
+    for (int p = 0; p < 256; ++p) {
+      patterns +=
+          std::string(p ? "," : "") + "\"\\\\pN\\\\p{Lu}x" + std::to_string(p) + "\"";
+    }
+    rules += (r ? "," : "") +
+             RuleJson("r" + std::to_string(r), R"({"patterns":[)" + patterns + "]}");
+  }
+  Engine engine;
+  Status s = Load(engine, ListWithRules(rules + "]"));
+  CHECK(s.kind() == ErrorKind::kLimit);
+  CHECK_THAT(s.message(),
+             Catch::StartsWith("rules[7] (id \"r7\"): match.patterns[208]: "));
+  CHECK_THAT(s.message(), Catch::Contains("Unicode classes (\\p) more than 4000 times"));
+  // Lint stops there too, rather than checking every pattern's syntax again.
+  LintReport report = LintList(ListWithRules(rules + "]"), LintOptions());
+  REQUIRE(report.errors == 1);
+  CHECK(report.findings[0].code == "limit");
+  // An escaped backslash before p is no class: 2 * 4096 of them load.
+  std::string escaped = "[";
+  for (int r = 0; r < 16; ++r) {
+    std::string patterns;
+    for (int p = 0; p < 256; ++p) {
+      patterns +=
+          std::string(p ? "," : "") + "\"\\\\\\\\pN\\\\\\\\px" + std::to_string(p) + "\"";
+    }
+    escaped += (r ? "," : "") +
+               RuleJson("r" + std::to_string(r), R"({"patterns":[)" + patterns + "]}");
+  }
+  CHECK(Load(engine, ListWithRules(escaped + "]")).ok());
+}
+
 TEST_CASE("hostile: invalid UTF-8 and NUL bytes", "[hostile]") {
   Engine engine;
   REQUIRE(Load(engine,
@@ -100,7 +239,8 @@ TEST_CASE("hostile: invalid UTF-8 and NUL bytes", "[hostile]") {
   CHECK(v.action == Action::kDemote);
   for (const ByteRange& s : v.matches[0].spans)
     CHECK(post.substr(s.begin, s.end - s.begin) == "microchip");
-  nlohmann::json::parse(VerdictToJson(v, post));  // the JSON out is valid
+  CHECK_FALSE(nlohmann::json::parse(VerdictToJson(v, post), nullptr, false)
+                  .is_discarded());  // the JSON out is valid
   // In a list, a key or a signature: refused with a message.
   std::string list =
       ListWithRules("[" + RuleJson("r", R"({"patterns":["h\xFFoax"]})") + "]");

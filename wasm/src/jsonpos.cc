@@ -11,8 +11,9 @@ namespace {
 // starts. It validates nothing it does not need; ParseList does the validating.
 class Scanner {
  public:
-  Scanner(std::string_view text, std::unordered_map<std::string, size_t>* out)
-      : t_(text), out_(out) {}
+  Scanner(std::string_view text, size_t max_values,
+          std::unordered_map<std::string, size_t>* out)
+      : t_(text), max_values_(max_values), out_(out) {}
 
   void Run() {
     std::string path;
@@ -53,7 +54,7 @@ class Scanner {
 
   bool Value(std::string* path, int depth) {
     Space();
-    if (i_ >= t_.size() || depth > kMaxDepth) return false;
+    if (i_ >= t_.size() || depth > kMaxDepth || out_->size() >= max_values_) return false;
     out_->emplace(*path, i_);
     char c = t_[i_];
     if (c == '{') {
@@ -114,6 +115,7 @@ class Scanner {
 
   std::string_view t_;
   size_t i_ = 0;
+  size_t max_values_;
   std::unordered_map<std::string, size_t>* out_;
 };
 
@@ -135,15 +137,30 @@ TextPosition PositionAt(std::string_view text, size_t offset) {
 }
 
 JsonPositions::JsonPositions(std::string_view text, size_t base_offset,
-                             std::string_view document)
+                             std::string_view document, size_t max_values)
     : text_(text), document_(document.empty() ? text : document), base_(base_offset) {
-  Scanner(text, &offsets_).Run();
+  Scanner(text, max_values, &offsets_).Run();
+  for (size_t i = document_.find('\n'); i != std::string_view::npos;
+       i = document_.find('\n', i + 1)) {
+    line_starts_.push_back(i + 1);
+  }
+}
+
+TextPosition JsonPositions::Locate(size_t offset) const {
+  TextPosition p;
+  p.offset = std::min(offset, document_.size());
+  // Lines starting at or before the offset, after the first.
+  size_t before = std::upper_bound(line_starts_.begin(), line_starts_.end(), p.offset) -
+                  line_starts_.begin();
+  p.line = before + 1;
+  p.column = p.offset - (before == 0 ? 0 : line_starts_[before - 1]) + 1;
+  return p;
 }
 
 bool JsonPositions::Find(std::string_view path, TextPosition* out) const {
   auto it = offsets_.find(std::string(path));
   if (it == offsets_.end()) return false;
-  *out = PositionAt(document_, base_ + it->second);
+  *out = Locate(base_ + it->second);
   return true;
 }
 
@@ -191,7 +208,7 @@ bool JsonPositions::FindInString(std::string_view path, size_t index,
     }
     ++decoded;
   }
-  *out = PositionAt(document_, base_ + std::min(i, text_.size()));
+  *out = Locate(base_ + std::min(i, text_.size()));
   return true;
 }
 

@@ -65,6 +65,8 @@ class LimitedDomBuilder {
   }
   bool key(json::string_t& k) {
     Frame& top = stack_.back();
+    // The pending key is the previous member's: the error is about this object.
+    top.key.clear();
     if (k.size() > limits_.max_string_bytes)
       return Fail(ErrorKind::kLimit, "key too long");
     if (top.value->contains(k))
@@ -114,10 +116,11 @@ class LimitedDomBuilder {
       return Fail(ErrorKind::kLimit, "JSON nested deeper than " +
                                          std::to_string(limits_.max_depth) + " levels");
     }
-    return true;
+    return Count();
   }
 
   bool Put(json&& v) {
+    if (!Count()) return false;
     Place(std::move(v));
     RuleDone();
     return status_.ok();
@@ -134,6 +137,14 @@ class LimitedDomBuilder {
     json& element = stack_[1].value->back();
     on_rule_(std::move(element), stack_[1].count - 1);
     element = nullptr;
+  }
+
+  // Counts one more value against the list's budget of values.
+  bool Count() {
+    if (++values_ <= limits_.max_values) return true;
+    return Fail(
+        ErrorKind::kLimit,
+        "the list has more than " + std::to_string(limits_.max_values) + " JSON values");
   }
 
   // Returns where `v` was stored: the root, the pending key of the innermost
@@ -180,6 +191,7 @@ class LimitedDomBuilder {
   json* root_;
   RuleSink on_rule_;
   std::vector<Frame> stack_;
+  size_t values_ = 0;
   Status status_;
 };
 
@@ -192,6 +204,8 @@ class Checker {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
+
+  size_t unicode_classes = 0;  // in the list's patterns so far
 
   // `where` is a path such as "list.publisher" or "rules[3] (id \"x\"): match";
   // a rule's own prefix ends in ": " so its fields read "rules[3] (id \"x\"): claim".
@@ -364,6 +378,17 @@ size_t UnclosedParenOffset(const std::string& pattern) {
   return open.empty() ? 0 : open.back();
 }
 
+// Returns how many \p and \P escapes (Unicode classes) `pattern` holds.
+size_t CountUnicodeClasses(const std::string& pattern) {
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '\\') continue;
+    n += pattern[i + 1] == 'p' || pattern[i + 1] == 'P';
+    ++i;  // the escaped character, so that \\p is no class
+  }
+  return n;
+}
+
 // Checks RE2 syntax of a pattern as the author wrote it, so that error offsets
 // point into their text. Returns "" or "missing ) at offset 14".
 std::string PatternSyntaxError(const std::string& pattern) {
@@ -470,6 +495,14 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
     return false;
   }
   for (size_t i = 0; i < rule->patterns.size(); ++i) {
+    c.unicode_classes += CountUnicodeClasses(rule->patterns[i]);
+    if (c.unicode_classes > limits.max_unicode_classes) {
+      return c.Fail(mw + ".patterns[" + std::to_string(i) + "]",
+                    "the list's patterns use Unicode classes (\\p) more than " +
+                        std::to_string(limits.max_unicode_classes) +
+                        " times (each takes RE2 up to 2 ms to parse)",
+                    ErrorKind::kLimit);
+    }
     std::string error = PatternSyntaxError(rule->patterns[i]);
     if (!error.empty()) {
       return c.Fail(mw + ".patterns[" + std::to_string(i) + "]", error);

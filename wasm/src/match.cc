@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "factlens/binary.h"
@@ -40,8 +41,16 @@ constexpr size_t kMaxSpansPerMatch = 8;
 
 // Above this many (estimated, upper-bound) instructions a pattern is compiled at
 // load, so that one over RE2's budget still fails the load; below it RE2 cannot
-// fail (its budget, 8 MB, allows tens of thousands), and compiling can wait.
-constexpr int64_t kCompileAtLoadInstructions = 4000;
+// fail (its budget, 8 MB, allows 349k instructions for the smaller, reverse
+// program), and compiling can wait. Proximity patterns such as `a.{0,80}b`
+// (estimate 6k, program 800) stay lazy; `\pL{2}` and up are compiled at load.
+constexpr int64_t kCompileAtLoadInstructions = 40000;
+// The patterns compiled at load, together, in RE2 instructions (forward and
+// reverse programs: 8 bytes each, 2-3 us each to compile). Each pattern is
+// bounded by RE2's budget, but a list of thousands of them (`\pL{60}` is 140k
+// instructions and 0.3 s) would cost minutes and gigabytes; this bounds a load to
+// a few seconds and 8 MB of programs.
+constexpr int64_t kMaxLoadCompiledInstructions = 1000000;
 
 const re2::RE2::Options& Re2Options() {
   static const re2::RE2::Options* options = [] {
@@ -423,6 +432,8 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
   m.use_prefilter = options.use_prefilter;
   const int parse_flags = Re2Options().ParseFlags();
   std::vector<RegexpAtoms> pattern_atoms;
+  int64_t load_instructions = 0;
+  std::unordered_set<const LazyRegex*> compiled_at_load;  // each counted once
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     const Rule& rule = list.rules[r];
     auto where = [&](const std::string& field) {
@@ -452,6 +463,19 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
               re.ok() ? "pattern too large - reverse compile failed" : re.error();
           return Status(too_large ? ErrorKind::kLimit : ErrorKind::kFormat,
                         where("patterns[" + std::to_string(p) + "]") + ": " + error);
+        }
+        if (compiled_at_load.insert(lazy.get()).second) {
+          load_instructions += re.ProgramSize() + re.ReverseProgramSize();
+          if (load_instructions > kMaxLoadCompiledInstructions) {
+            return Status(
+                ErrorKind::kLimit,
+                where("patterns[" + std::to_string(p) + "]") +
+                    ": the list's large patterns need more than " +
+                    std::to_string(kMaxLoadCompiledInstructions) +
+                    " RE2 instructions together (this one brings them to " +
+                    std::to_string(load_instructions) +
+                    "); use fewer Unicode classes such as \\pL or counted repeats");
+          }
         }
       }
       m.patterns.push_back({r, std::move(lazy)});

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace factlens {
 
@@ -30,9 +31,11 @@ class JsonPositions {
   // "list.version" and "rules[3].match.patterns[0]", root array items as "[0]".
   // `text` must outlive the object. `base_offset` is added to every offset (for
   // JSON embedded in a larger document, such as an HTML page); PositionOf then
-  // counts lines in `document` (defaults to `text`).
+  // counts lines in `document` (defaults to `text`). Only the first `max_values`
+  // values are indexed (the list parser refuses lists with more: ParseLimits), so
+  // hostile text cannot make the index grow past what a real list needs.
   explicit JsonPositions(std::string_view text, size_t base_offset = 0,
-                         std::string_view document = {});
+                         std::string_view document = {}, size_t max_values = 4000000);
 
   // Returns true and sets *out to the position of the value at `path` (its first
   // byte: the opening quote of a string).
@@ -60,6 +63,11 @@ class JsonPositions {
   std::string_view document_;
   size_t base_ = 0;
   std::unordered_map<std::string, size_t> offsets_;  // path -> offset in text_
+  // Offsets in document_ where lines 2, 3, ... start: a position is a binary search,
+  // not a count of every line before it (a lint of 200k rules asks 400k times).
+  std::vector<size_t> line_starts_;
+
+  TextPosition Locate(size_t offset) const;
 };
 
 }  // namespace factlens

@@ -91,6 +91,13 @@ struct ParseLimits {
   size_t max_string_bytes = 8192;   // any one string, patterns excepted
   size_t max_pattern_bytes = 2000;  // one RE2 pattern
   size_t max_items = 256;           // entries in any one array inside a rule
+  // JSON values in the whole list (strings, numbers, objects, arrays...): while
+  // parsed each costs 30-100 bytes, so 64 MiB of `0,` in an `x-` array would need
+  // 1 GB. 20 per rule at the rule limit; real lists have about 16.
+  size_t max_values = 4000000;
+  // Unicode class escapes (\pL, \p{Lu}, \PN...) in all patterns together: RE2
+  // takes 0.3-2 ms to parse each general category, so 3M of them would take an hour.
+  size_t max_unicode_classes = 4000;
 };
 
 // Parses `text` as a factlens/1 list into *out. Returns kFormat with a located
