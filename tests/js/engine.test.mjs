@@ -191,3 +191,19 @@ test('the policy carries the stance caps', async () => {
   throwsKind(() => engine.setPolicy({ stances: { agrees: 'none' } }), 'format', 'policy.stances.agrees');
   engine.dispose();
 });
+
+test('a 10 MB post is cut to the MiB the engine reads before it enters wasm memory', async () => {
+  const engine = await createEngine();
+  engine.loadList(coreList, { allowUnsigned: true });
+  const head = 'BREAKING: vaccines cause autism in children!! ';
+  const post = head + 'la '.repeat(3_500_000);  // 10.5 MB
+  const before = engine.memoryStats().heapSize;
+  const verdict = engine.check(post);
+  const grown = engine.memoryStats().heapSize - before;
+  // The same verdict as for the first MiB, which is all the engine reads.
+  assert.deepEqual(verdict, engine.check(post.slice(0, 1 << 20)));
+  assert.ok(verdict.matches.some((m) => m.ruleId === 'vaccines-autism'));
+  // Copying the whole post in would grow wasm memory by tens of MB, for good.
+  assert.ok(grown < 16 * 1048576, `wasm memory grew by ${grown} bytes`);
+  engine.dispose();
+});
