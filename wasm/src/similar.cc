@@ -362,6 +362,19 @@ constexpr size_t kWordCacheSize = 1 << 15;
 
 const SimilarWeights& ShippedSimilarWeights() { return kShippedWeights; }
 
+namespace {
+
+// Returns the re-ranker's weights for `o`: its own if it has a full set, else the
+// shipped ones.
+SimilarWeights EffectiveWeights(const SimilarOptions& o) {
+  SimilarWeights w = kShippedWeights;
+  if (o.weights.size() == kSimilarFeatureCount)
+    std::copy(o.weights.begin(), o.weights.end(), w.begin());
+  return w;
+}
+
+}  // namespace
+
 struct SimilarIndex::Impl {
   SimilarOptions options;
   SimilarWeights weights;
@@ -535,10 +548,7 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
   auto impl = std::make_unique<Impl>();
   Impl& x = *impl;
   x.options = options;
-  x.weights = kShippedWeights;
-  if (options.weights.size() == kSimilarFeatureCount) {
-    std::copy(options.weights.begin(), options.weights.end(), x.weights.begin());
-  }
+  x.weights = EffectiveWeights(options);
   // Each claim is stemmed in its first language with a stemmer (English if none);
   // posts are stemmed in every language the list uses.
   std::vector<int> doc_stemmer;
@@ -553,8 +563,7 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       x.stemmers.push_back(s);
   }
   if (x.stemmers.empty()) x.stemmers.push_back(0);
-  x.stop_words =
-      StopWordsFor(x.stemmers);  // (Finish sets it again: Deserialize needs it)
+  x.stop_words = StopWordsFor(x.stemmers);
 
   // Per distinct (word, language): its stem's id and its character grams' ids.
   // Words repeat across claims, so stemming and gram hashing happen once each.
@@ -624,7 +633,6 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
 
 void SimilarIndex::Impl::Finish() {
   Impl& x = *this;
-  stop_words = StopWordsFor(stemmers);
   // Postings from the documents' term lists: count, then fill in document order.
   for (int f = 0; f < kFieldCount; ++f) {
     const size_t terms = f == kBigramField ? x.bigrams.size()
@@ -721,13 +729,6 @@ uint8_t OptionBits(const SimilarOptions& o) {
                               o.char_ngrams << 3 | o.title_field << 4 | o.rerank << 5);
 }
 
-SimilarWeights EffectiveWeights(const SimilarOptions& o) {
-  SimilarWeights w = kShippedWeights;
-  if (o.weights.size() == kSimilarFeatureCount)
-    std::copy(o.weights.begin(), o.weights.end(), w.begin());
-  return w;
-}
-
 }  // namespace
 
 void SimilarIndex::Serialize(ByteWriter* w) const {
@@ -774,6 +775,7 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
     if (s >= kStemmerCount) return r->Fail();
     x.stemmers.push_back(s);
   }
+  x.stop_words = StopWordsFor(x.stemmers);
   for (IdMap64* map : {&x.words, &x.bigrams, &x.chars}) {
     std::vector<uint64_t> keys;
     if (!r->Vec(&keys)) return false;
