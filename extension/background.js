@@ -23,7 +23,7 @@ import { createEngine } from './engine/browser.js';
 import { exhaustMemoryForTests } from './engine/engine.js';
 import config from './config.js';
 import { Subscriptions } from './subscriptions.js';
-import { validateMessage } from './messages.js';
+import { parsePortMessage, validateMessage } from './messages.js';
 
 const extensionOrigin = chrome.runtime.getURL('');
 const testHooks = config.testHooks === true;
@@ -240,7 +240,13 @@ chrome.runtime.onConnect.addListener((port) => {
   port.onMessage.addListener((envelope) => {
     const id = envelope?.id;
     if (!Number.isSafeInteger(id)) return;
-    const message = envelope.message;
+    let message;
+    try {
+      message = parsePortMessage(envelope.json);
+    } catch (error) {
+      reply(id, { ok: false, kind: 'message', message: error.message });
+      return;
+    }
     const problem = (message?.type === 'check' ? null : 'only checks go over the port') ??
       validateMessage(message, port.sender, { id: chrome.runtime.id, extensionOrigin, testHooks });
     if (problem) {
