@@ -312,6 +312,9 @@
           if (state) forget(element);
           continue;
         }
+        // A node recycled for another post drops the old post's label now: if the check
+        // fails or is slow, that label must not stand on someone else's post meanwhile.
+        if (state && state.key !== read.key) forget(element);
         work.push({ element, read, texts: textsFor(read.key, read.text) });
       }
       if (work.length) {

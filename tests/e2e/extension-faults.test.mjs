@@ -368,6 +368,16 @@ for (const browser of BROWSERS) {
       await new Promise((done) => setTimeout(done, 1000));
       assert.equal(await labelled(50), null, 'nothing drawn while paused');
       assert.equal(await styleOf(page, 'x4050'), null);
+      // A labelled node recycled for another post while paused loses the old post's
+      // label (and its collapse): the failed check leaves no label on the wrong post.
+      const before = await page.evaluate(() => document.querySelector('#cell-4 article')?.dataset.post);
+      assert.equal(await page.evaluate((post) => document.querySelector(`[data-post="${post}"]`)
+        ?.previousElementSibling?.dataset.state ?? null, before), 'label', `${before} labelled before`);
+      await page.evaluate(() => window.recycleCell('cell-4', { text: 'A picnic in the park (60)',
+                                                               status: 4060, author: 'hal' }));
+      await page.waitForFunction(() => !document.querySelector('#cell-4 [data-factlens-overlay]'));
+      assert.equal(await labelled(60), null);
+      assert.equal(await styleOf(page, 'x4060'), null);
       await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-engine-failing.png`));
       await assertSiteScriptWorks(page);
       // Five minutes later the next batch starts a new engine, and every page is checked again.
