@@ -14,7 +14,7 @@ export const LIMITS = Object.freeze({
 const CONTENT_TYPES = new Set(['check', 'found']);
 const PAGE_TYPES = new Set(['status', 'subscribe', 'unsubscribe', 'update']);
 // e2e builds only (config.testHooks): the clock, the alarm and engine fault injection.
-const TEST_OPS = new Set(['advance-clock', 'alarm', 'exhaust-memory']);
+const TEST_OPS = new Set(['advance-clock', 'alarm', 'exhaust-memory', 'restart-engine']);
 
 // A check over the port arrives as one JSON string (content.js says why); JSON escapes
 // at most sextuple a character (a control character becomes \u00XX).

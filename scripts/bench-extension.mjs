@@ -12,7 +12,9 @@
 //   --lines adds the extension's self-time samples by source line;
 //   - first-label latency: from a post's insertion to its overlay's insertion (p50, p95);
 //   - memory of the background engine: the size of the service worker's wasm memory
-//     (a hook added to the bench's own copy of the package notes the instances).
+//     (a hook added to the bench's own copy of the package notes the instances);
+//   - a worker start's list restore, from the compiled copy and from the text (the
+//     e2e-only restart-engine hook, which the bench's package has).
 //
 //   node scripts/bench-extension.mjs [--posts N] [--rules N] [--runs N] [--lines]   (npm run bench:extension)
 // Needs build/bin/factlens (npm run build) for keygen and signing.
@@ -239,7 +241,8 @@ try {
   });
   cleanup.push(() => sites.close());
   const packaged = await packageExtension({ out: join(dir, 'dist'), defaultList: `${lists.url}/bench.json`,
-                                            trustedKey: join(dir, 'bench.pub'), allowHttp: true });
+                                            trustedKey: join(dir, 'bench.pub'), allowHttp: true,
+                                            testHooks: true });  // restart-engine, below
   await addMemoryHook(packaged.chromium);
 
   console.log(`factlens extension bench: ${POSTS} X-like posts appended ${PER_APPEND} every ` +
@@ -326,6 +329,27 @@ try {
   const wasm = wasmMemories.reduce((a, b) => a + b, 0);
   console.log(`background engine memory (wasm memory of the service worker, after the runs): ` +
     `${mb(wasm)} MB in ${wasmMemories.length} instance(s)`);
+  // (After the memory figure: a restart holds two engines' lists for a moment.)
+  // A worker start: the list restored from its compiled copy (IndexedDB), then, with
+  // the copy deleted, from its text (parse, verify, compile), as a start without it.
+  const settings = await context.newPage();
+  await settings.goto(`chrome-extension://${id}/pages/options.html`);
+  const restart = () => settings.evaluate(() =>
+    chrome.runtime.sendMessage({ type: 'test', op: 'restart-engine' }));
+  const fromCompiled = (await restart()).engine.restored[0];
+  await settings.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('factlens-compiled');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const tx = open.result.transaction('lists', 'readwrite');
+      tx.objectStore('lists').clear();
+      tx.oncomplete = () => { open.result.close(); resolve(); };
+      tx.onerror = () => reject(tx.error);
+    };
+  }));
+  const fromText = (await restart()).engine.restored[0];
+  console.log(`worker start, list restored: from its compiled copy (${fromCompiled.from}) ` +
+    `${fmt(fromCompiled.ms, 0)} ms; from its text (${fromText.from}) ${fmt(fromText.ms, 0)} ms`);
 } finally {
   for (const step of cleanup.reverse()) await step().catch(() => {});
   await rm(dir, { recursive: true, force: true });
