@@ -113,9 +113,15 @@ class RegexRegistry {
   size_t last_sweep_size_ = 0;
 };
 
+// A pattern of the list: its normalised text lives in Matchers::pattern_text, and
+// its LazyRegex is looked up in the registry on first need (when the prefilter
+// first picks it, or at load for a pattern that must be checked then): most of a
+// large list's patterns are never a candidate, and each interned one costs a
+// registry entry, a copy of its text and a shared block.
 struct CompiledPattern {
   uint32_t rule_index;
-  std::shared_ptr<LazyRegex> re;
+  uint32_t text_begin, text_size;  // in Matchers::pattern_text
+  mutable std::shared_ptr<LazyRegex> re;
 };
 
 // A keyword term as a sequence of normalised words; `prefix` makes the last word
@@ -284,6 +290,7 @@ const char* MatchKindName(MatchKind kind) {
 struct CompiledList::Matchers {
   // Items, as the prefilter numbers them: patterns first, then keyword sets.
   std::vector<CompiledPattern> patterns;
+  std::string pattern_text;  // the normalised patterns, one after another
   std::vector<CompiledKeywordSet> keyword_sets;
   // URLs need no prefilter: a post's few URLs are looked up directly.
   std::unordered_map<std::string, std::vector<uint32_t>> pages;    // canonical URL
@@ -301,6 +308,20 @@ struct CompiledList::Matchers {
   mutable std::once_flag search_index_once;
   Prefilter prefilter;
   bool use_prefilter = true;
+
+  std::string_view PatternText(const CompiledPattern& p) const {
+    return std::string_view(pattern_text).substr(p.text_begin, p.text_size);
+  }
+  // Returns the shared program of `p`, interning it on first need.
+  const LazyRegex& Regex(const CompiledPattern& p) const {
+    if (!p.re) p.re = RegexRegistry::Get().Intern(std::string(PatternText(p)));
+    return *p.re;
+  }
+  void AddPattern(uint32_t rule_index, std::string_view text) {
+    patterns.push_back({rule_index, static_cast<uint32_t>(pattern_text.size()),
+                        static_cast<uint32_t>(text.size()), nullptr});
+    pattern_text.append(text);
+  }
 };
 
 namespace {
@@ -451,8 +472,9 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
       const int64_t estimate = EstimateProgramSize(parsed);
       pattern_atoms.push_back(ExtractAtoms(parsed));
       parsed->Decref();
-      std::shared_ptr<LazyRegex> lazy = RegexRegistry::Get().Intern(normalised);
+      m.AddPattern(r, normalised);
       if (estimate > kCompileAtLoadInstructions) {
+        const LazyRegex* lazy = &m.Regex(m.patterns.back());
         // Possibly over budget: compile now (forward and reverse programs, the
         // reverse one being what an unanchored search with a span needs).
         const re2::RE2& re = lazy->Get();
@@ -464,7 +486,7 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
           return Status(too_large ? ErrorKind::kLimit : ErrorKind::kFormat,
                         where("patterns[" + std::to_string(p) + "]") + ": " + error);
         }
-        if (compiled_at_load.insert(lazy.get()).second) {
+        if (compiled_at_load.insert(lazy).second) {
           load_instructions += re.ProgramSize() + re.ReverseProgramSize();
           if (load_instructions > kMaxLoadCompiledInstructions) {
             return Status(
@@ -478,7 +500,6 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
           }
         }
       }
-      m.patterns.push_back({r, std::move(lazy)});
     }
     for (const KeywordSet& set : rule.keywords) {
       CompiledKeywordSet ks{r, {}, {}, {}, set.within};
@@ -536,7 +557,8 @@ CompiledList::Stats CompiledList::stats() const {
   s.atoms = m.prefilter.atom_count();
   s.automaton_states = m.prefilter.state_count();
   s.always_checked = m.prefilter.always_count();
-  for (const CompiledPattern& p : m.patterns) s.programs_compiled += p.re->compiled();
+  for (const CompiledPattern& p : m.patterns)
+    s.programs_compiled += p.re && p.re->compiled();
   return s;
 }
 
@@ -645,7 +667,7 @@ void CompiledList::Export(CompiledSections* out) const {
     w.U32(static_cast<uint32_t>(m.patterns.size()));
     for (const CompiledPattern& p : m.patterns) {
       w.U32(p.rule_index);
-      w.Str(p.re->pattern());
+      w.Str(m.PatternText(p));
     }
     (*out)[SectionTag("PATT")] = std::move(w.bytes());
   }
@@ -753,13 +775,14 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
     uint32_t n = r.U32();
     if (!r.ok() || n > section("PATT")->size() / 8) return bad("PATT", "bad count");
     m.patterns.reserve(n);
+    m.pattern_text.reserve(section("PATT")->size());
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t rule = r.U32();
-      std::string pattern;
-      if (!r.Str(&pattern) || rule >= rule_count) return bad("PATT", "malformed");
+      std::string_view pattern;
+      if (!r.StrView(&pattern) || rule >= rule_count) return bad("PATT", "malformed");
       // The program is checked when first compiled: a pattern that fails to
       // compile then simply never matches (Match skips it), it cannot crash.
-      m.patterns.push_back({rule, RegexRegistry::Get().Intern(pattern)});
+      m.AddPattern(rule, pattern);
     }
     if (!r.at_end()) return bad("PATT", "trailing bytes");
   }
@@ -830,7 +853,7 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern.
   for (auto it = candidates.begin(); it != split; ++it) {
     const CompiledPattern& p = m.patterns[*it];
-    const re2::RE2& re = p.re->Get();
+    const re2::RE2& re = m.Regex(p).Get();
     if (!re.ok()) continue;  // checked at load when it could fail; never crash
     re2::StringPiece text(post.text), hit;
     size_t pos = 0;
