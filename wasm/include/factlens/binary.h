@@ -148,6 +148,7 @@ class ByteReader {
   }
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == in_.size(); }
+  size_t remaining() const { return in_.size() - pos_; }
   size_t pos() const { return pos_; }
   bool Fail() {
     ok_ = false;
