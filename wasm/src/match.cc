@@ -713,9 +713,10 @@ CompiledList::Stats CompiledList::stats() const {
 // ------------------------------------------------------------- compiled form --
 //
 // Sections written by Export (all little-endian, strings length-prefixed):
-//   LIST  list info; RULE  rules without examples (what verdicts and policy read);
+//   LIST  list info; RULE  the rule count, then the rule records as CompiledList
+//   keeps them (without examples; kept as they are on import);
 //   PATT  normalised patterns; KEYW  keyword sets as normalised word sequences;
-//   URLS  canonical pages and domains; PREF  the prefilter automaton;
+//   URLS  canonical pages and domains; PREF  the prefilter's scan form (prefilter.h);
 //   SIMI  the similarity index (similar.h).
 // A further matcher adds its own section; Import refuses a blob missing any.
 
