@@ -114,7 +114,8 @@ int Bench(const std::vector<std::string>& args) {
       auto p0 = Clock::now();
       Verdict v = restored.Check(post, CheckContext());
       std::string json = VerdictToJson(v, post);  // as the JS API pays for it
-      times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - p0).count());
+      times.push_back(
+          std::chrono::duration<double, std::micro>(Clock::now() - p0).count());
       if (count) {
         bytes += post.size();
         matched += !v.matches.empty();
@@ -123,9 +124,9 @@ int Bench(const std::vector<std::string>& args) {
     double check_ms = Ms(Clock::now() - start);
     std::sort(times.begin(), times.end());
     auto quantile = [&](double q) {
-      return times.empty()
-                 ? 0.0
-                 : times[std::min(times.size() - 1, static_cast<size_t>(q * times.size()))];
+      return times.empty() ? 0.0
+                           : times[std::min(times.size() - 1,
+                                            static_cast<size_t>(q * times.size()))];
     };
     return nlohmann::json{{"checkMs", check_ms},
                           {"mbPerS", bytes / 1e6 / (check_ms / 1e3)},
