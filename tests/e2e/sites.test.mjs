@@ -16,26 +16,30 @@ import { repo } from './helpers.mjs';
 import { startSiteServer, startListServer, launchWithExtension, waitSubscription,
          FIXTURE_HOSTS } from './sites.mjs';
 import { packageExtension } from '../../scripts/package-extension.mjs';
+import { signList } from './extension-env.mjs';
 
 const ARTIFACTS = join(repo, 'build/test-artifacts/sites');
 // Words from every fixture post: none may appear in any request.
 const POST_WORDS = ['coronavirus', 'sterilisation', 'microchip', 'v4ccine', 'turbines', 'secretly',
   'depopulation', 'chemtrails', 'Scheibe', 'harbour', 'allotment', 'croissants', 'tomatoes',
-  'marathon', 'garden club', 'mural', 'Thrilled', 'NASA'];
+  'marathon', 'garden club', 'mural', 'Thrilled', 'NASA', 'shark', 'hurricane'];
 
 let sites;
 let lists;
 let dir;
 let browser;  // { context, requests, worker, id }
+let served = null;  // { text, signature } of a list served instead of the demo list
 const errors = [];
 
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
+  // The signed demo list, or the one a test serves instead (`served`).
   lists = await startListServer({
     '/demo.json': async () => ({ type: 'application/json',
-                                 data: await readFile(join(repo, 'build/demo/demo.json')) }),
+                                 data: served?.text ?? await readFile(join(repo, 'build/demo/demo.json')) }),
     '/demo.json.minisig': async () => ({ type: 'text/plain',
-                                         data: await readFile(join(repo, 'build/demo/demo.json.minisig')) }),
+                                         data: served?.signature ??
+                                           await readFile(join(repo, 'build/demo/demo.json.minisig')) }),
   });
   dir = await mkdtemp(join(tmpdir(), 'factlens-sites-'));
   const packaged = await packageExtension({
@@ -246,18 +250,92 @@ test('Reddit (new): shreddit posts and slotted comments in shadow DOM, ads left 
   await page.close();
 });
 
+// Fixture ids of the listed posts of old Reddit's #siteTable, in page order.
+const listingOrder = (page) => page.evaluate(() =>
+  [...document.querySelectorAll('#siteTable > .thing')].map((t) => t.dataset.fixture));
+
+// Old Reddit's listing, in order: each thing right after its own overlay (if any) and
+// right before its own div.clearleft; the listing's nav-buttons last; no node of ours
+// but the overlays and the anchors of moved posts.
+async function assertListing(page, order) {
+  assert.deepEqual(await listingOrder(page), order);
+  const shape = await page.evaluate(() => {
+    const table = document.getElementById('siteTable');
+    const out = [];
+    for (const node of table.childNodes) {
+      if (node.nodeType === Node.ELEMENT_NODE) {
+        out.push(node.hasAttribute('data-factlens-overlay') ? 'overlay'
+          : node.classList.contains('thing') ? 'thing' : node.className);
+      }
+    }
+    return out.join(' ');
+  });
+  assert.match(shape, /^((overlay )?thing clearleft )+nav-buttons$/, shape);
+}
+
 test('Reddit (old): things, comments apart from their replies, the expando loading self text', async () => {
   const page = await open('old.reddit.com');
-  let expected = [['ro-o1', 'demoted'], ['rc-k1', 'label']];
+  let expected = [['ro-o1', 'demoted'], ['ro-o4', 'demoted'], ['rc-k1', 'label']];
   await waitLabels(page, expected);
   await assertTouchedOnly(page, expected);
+  // Demoted link posts are moved below the undemoted ones of the listing, in their own
+  // order, each with its overlay and its clearleft; comments stay in their thread.
+  await page.waitForFunction(() => document.querySelector('#siteTable > .nav-buttons')
+    .previousElementSibling.previousElementSibling.dataset.fixture === 'ro-o4');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o1', 'ro-o4']);
+  await shot(page, 'reddit-old-1-demoted-moved');
   await page.click('[data-fixture="ro-o2"] .expando-button');
   expected = [...expected, ['ro-o2', 'label']];
   await waitLabels(page, expected);
   await assertTouchedOnly(page, expected);
   await page.click('[data-fixture="rc-k1"] > .entry a.vote');
   assert.equal(await page.textContent('[data-fixture="rc-k1"] > .entry a.vote'), 'upvote 1');
-  await shot(page, 'reddit-old-1-expanded');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o1', 'ro-o4']);
+  await shot(page, 'reddit-old-2-expanded');
+
+  // Show anyway: the post goes back to its own place, and the keyboard focus stays on
+  // its label (now in that place).
+  await clickOverlay(page, 'ro-o1', 'reveal');
+  expected = [['ro-o1', 'label'], ['ro-o4', 'demoted'], ['rc-k1', 'label'], ['ro-o2', 'label']];
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
+  assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture),
+               'ro-o1', 'focus on the shown post\'s label');
+  await shot(page, 'reddit-old-3-shown-anyway');
+
+  // Switched off for the site (options page): every post back in its place; on again:
+  // the demoted post (not shown anyway) moves below once more.
+  const settings = await browser.context.newPage();
+  await settings.goto(`chrome-extension://${browser.id}/pages/options.html`);
+  await settings.click('#site-reddit');
+  await waitLabels(page, []);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5']);
+  assert.equal(await page.evaluate(() => [...document.getElementById('siteTable').childNodes]
+    .filter((n) => n.nodeType === Node.COMMENT_NODE).length), 0, 'no anchor left behind');
+  await settings.click('#site-reddit');
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
+
+  // A list update that no longer demotes the post (the shark photo rated partly false:
+  // label only) puts it back in its place without a reload; the next one (rated
+  // altered again) moves it below once more.
+  const shark = async (version, rating) => {
+    const list = JSON.parse(await readFile(join(repo, 'build/demo/demo.json'), 'utf8'));
+    list.list.version = version;
+    list.rules.find((r) => r.id === 'shark-on-highway').rating = rating;
+    served = await signList(join(dir, 'lists'), `demo-v${version}`, list);
+    await settings.click('#update');
+    await settings.waitForSelector('#subs li[data-state="ok"]');
+  };
+  await shark(2, 'partly_false');
+  expected = expected.map(([f, s]) => [f, f === 'ro-o4' ? 'label' : s]);
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5']);
+  await shark(3, 'altered');
+  expected = expected.map(([f, s]) => [f, f === 'ro-o4' ? 'demoted' : s]);
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
+  await settings.close();
   assert.deepEqual(errors, []);
   await page.close();
 });
