@@ -181,13 +181,20 @@ test('Firefox, Reddit (old): demoted posts below the others, back in place on sh
   await waitLabels(page, expected);
   await page.click('[data-fixture="rc-k1"] > .entry a.vote');
   assert.equal(await page.textContent('[data-fixture="rc-k1"] > .entry a.vote'), 'upvote 1');
+  // The next page appended (never-ending reddit): demoted posts below its undemoted one.
+  await page.evaluate(() => window.loadMore());
+  expected = [...expected, ['ro-o6', 'demoted']];
+  await waitLabels(page, expected);
+  await page.waitForFunction(() => document.querySelector('#siteTable > .nav-buttons')
+    .previousElementSibling.previousElementSibling.dataset.fixture === 'ro-o6');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o1', 'ro-o4', 'ro-o6']);
   await shot(page, 'reddit-old-moved');
   // Show anyway, from the keyboard: back in its place, the focus on its label there.
   await pressOverlayButton(page, 'ro-o1');
   expected = expected.map(([f, s]) => [f, f === 'ro-o1' ? 'label' : s]);
   await waitLabels(page, expected);
-  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
-  await assertTouchedOnly(page, expected, ['ro-o4']);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
+  await assertTouchedOnly(page, expected, ['ro-o4', 'ro-o6']);
   assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture),
                'ro-o1', 'focus on the shown post\'s label');
   await shot(page, 'reddit-old-shown-anyway');
@@ -195,7 +202,7 @@ test('Firefox, Reddit (old): demoted posts below the others, back in place on sh
   await page.close();
 });
 
-test('Firefox, Mastodon (any instance): virtualised articles, translation in place', async () => {
+test('Firefox, Mastodon (any instance): virtualised articles, translation in place, show anyway kept by key', async () => {
   const page = await open('social.factlens.test');
   let expected = [['m110001', 'demoted']];
   await waitLabels(page, expected);
@@ -204,6 +211,10 @@ test('Firefox, Mastodon (any instance): virtualised articles, translation in pla
   expected = [['m110001', 'demoted'], ['m110003', 'demoted']];
   await waitLabels(page, expected);
   await assertTouchedOnly(page, expected);
+  // Shown anyway from the keyboard: kept by key when the post scrolls off and back.
+  await pressOverlayButton(page, 'm110001');
+  expected = [['m110001', 'label'], ['m110003', 'demoted']];
+  await waitLabels(page, expected);
   // Off screen the article renders spans only: nothing may be labelled there; back on
   // screen the labels come back.
   await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));

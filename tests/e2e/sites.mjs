@@ -157,7 +157,7 @@ export async function waitSubscription(context, id, state, timeout = 30000) {
 export const POST_WORDS = Object.freeze(['coronavirus', 'sterilisation', 'microchip', 'v4ccine',
   'turbines', 'secretly', 'depopulation', 'chemtrails', 'Scheibe', 'harbour', 'allotment',
   'croissants', 'tomatoes', 'marathon', 'garden club', 'mural', 'Thrilled', 'NASA', 'shark',
-  'hurricane']);
+  'hurricane', 'market']);
 
 /** [fixture id of the post an overlay belongs to, overlay state], sorted. */
 export const labelsIn = (page) => page.evaluate(() =>

@@ -216,7 +216,7 @@ test('Reddit (new): shreddit posts and slotted comments in shadow DOM, ads left 
   await page.close();
 });
 
-test('Reddit (old): things, comments apart from their replies, the expando loading self text', async () => {
+test('Reddit (old): things, comments apart from their replies, the expando; demoted posts moved below and back', async () => {
   const page = await open('old.reddit.com');
   let expected = [['ro-o1', 'demoted'], ['ro-o4', 'demoted'], ['rc-k1', 'label']];
   await waitLabels(page, expected);
@@ -236,15 +236,25 @@ test('Reddit (old): things, comments apart from their replies, the expando loadi
   await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o1', 'ro-o4']);
   await shot(page, 'reddit-old-2-expanded');
 
+  // The next page appended below the moved posts (never-ending reddit): the demoted
+  // ones go below its undemoted post, its demoted one with them.
+  await page.evaluate(() => window.loadMore());
+  expected = [...expected, ['ro-o6', 'demoted']];
+  await waitLabels(page, expected);
+  await page.waitForFunction(() => document.querySelector('#siteTable > .nav-buttons')
+    .previousElementSibling.previousElementSibling.dataset.fixture === 'ro-o6');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o1', 'ro-o4', 'ro-o6']);
+  await assertTouchedOnly(page, expected, ['ro-o1', 'ro-o4', 'ro-o6']);
+
   // Show anyway: the post goes back to its own place, and the keyboard focus stays on
   // its label (now in that place).
   await clickOverlay(page, 'ro-o1', 'reveal');
-  expected = [['ro-o1', 'label'], ['ro-o4', 'demoted'], ['rc-k1', 'label'], ['ro-o2', 'label']];
+  expected = expected.map(([f, s]) => [f, f === 'ro-o1' ? 'label' : s]);
   await waitLabels(page, expected);
-  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
   assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture),
                'ro-o1', 'focus on the shown post\'s label');
-  await assertTouchedOnly(page, expected, ['ro-o4']);
+  await assertTouchedOnly(page, expected, ['ro-o4', 'ro-o6']);
   await shot(page, 'reddit-old-3-shown-anyway');
 
   // Switched off for the site (options page): every post back in its place; on again:
@@ -253,12 +263,12 @@ test('Reddit (old): things, comments apart from their replies, the expando loadi
   await settings.goto(`chrome-extension://${browser.id}/pages/options.html`);
   await settings.click('#site-reddit');
   await waitLabels(page, []);
-  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5']);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5', 'ro-o6', 'ro-o7']);
   assert.equal(await page.evaluate(() => [...document.getElementById('siteTable').childNodes]
     .filter((n) => n.nodeType === Node.COMMENT_NODE).length), 0, 'no anchor left behind');
   await settings.click('#site-reddit');
   await waitLabels(page, expected);
-  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
 
   // A list update that no longer demotes the post (the shark photo rated partly false:
   // label only) puts it back in its place without a reload; the next one (rated
@@ -274,11 +284,12 @@ test('Reddit (old): things, comments apart from their replies, the expando loadi
   await shark(2, 'partly_false');
   expected = expected.map(([f, s]) => [f, f === 'ro-o4' ? 'label' : s]);
   await waitLabels(page, expected);
-  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5']);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5', 'ro-o7', 'ro-o6']);
   await shark(3, 'altered');
   expected = expected.map(([f, s]) => [f, f === 'ro-o4' ? 'demoted' : s]);
   await waitLabels(page, expected);
-  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o4']);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
+  await assertTouchedOnly(page, expected, ['ro-o4', 'ro-o6']);
   await settings.close();
   assert.deepEqual(errors, []);
   await page.close();
