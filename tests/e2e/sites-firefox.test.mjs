@@ -168,7 +168,7 @@ test('Firefox, Reddit (new): shreddit posts and slotted comments in shadow DOM, 
   await page.close();
 });
 
-test('Firefox, Reddit (old): demoted posts below the others, back in place on show anyway', async () => {
+test('Firefox, Reddit (old): demoted posts below the others, back in place on show anyway and switch-off', async () => {
   const page = await open('old.reddit.com');
   let expected = [['ro-o1', 'demoted'], ['ro-o4', 'demoted'], ['rc-k1', 'label']];
   await waitLabels(page, expected);
@@ -198,6 +198,19 @@ test('Firefox, Reddit (old): demoted posts below the others, back in place on sh
   assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture),
                'ro-o1', 'focus on the shown post\'s label');
   await shot(page, 'reddit-old-shown-anyway');
+  // Switched off for the site in the options page: every post back in its place, no
+  // anchor left; on again: the demoted ones (not shown anyway) below once more.
+  const settings = await firefox.openExtensionPage('pages/options.html');
+  await settings.waitForSelector('#site-reddit');
+  await settings.click('#site-reddit');
+  await waitLabels(page, []);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5', 'ro-o6', 'ro-o7']);
+  await assertTouchedOnly(page, []);
+  await settings.click('#site-reddit');
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
+  await assertTouchedOnly(page, expected, ['ro-o4', 'ro-o6']);
+  await settings.close();
   assert.deepEqual(errors, []);
   await page.close();
 });
