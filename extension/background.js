@@ -23,7 +23,8 @@ import { createEngine } from './engine/browser.js';
 import { exhaustMemoryForTests } from './engine/engine.js';
 import config from './config.js';
 import { Subscriptions } from './subscriptions.js';
-import { validateMessage } from './messages.js';
+import { CompiledCache } from './compiled-cache.js';
+import { parsePortMessage, validateMessage } from './messages.js';
 
 const extensionOrigin = chrome.runtime.getURL('');
 const testHooks = config.testHooks === true;
@@ -56,7 +57,8 @@ const ready = (async () => {
   engine = await createEngine();
   if (engineStatus?.state === 'failed') await showEngineState();
   const subscriptions = new Subscriptions({ engine, storage: chrome.storage.local, config, now,
-                                            onChange: broadcastListsChanged });
+                                            onChange: broadcastListsChanged,
+                                            compiled: new CompiledCache() });
   await subscriptions.restore();
   return { subscriptions };
 })();
@@ -161,7 +163,7 @@ async function status(subscriptions) {
   const { subscriptions: subs } = await subscriptions.status();
   return { subscriptions: subs, now: now(),
            engine: { state: engineState.state, faults: engineState.faults,
-                     lastFault: engineState.lastFault } };
+                     lastFault: engineState.lastFault, restored: subscriptions.restored() } };
 }
 
 async function handleTest(message, subscriptions) {
@@ -173,6 +175,15 @@ async function handleTest(message, subscriptions) {
     case 'alarm':
       await withEngine(subscriptions, () => subscriptions.updateAll({ force: false }));
       return { ok: true, ...(await status(subscriptions)) };
+    case 'restart-engine': {
+      // What a worker start does: a new engine, the last good lists restored into it.
+      const fresh = await createEngine();
+      await subscriptions.attach(fresh);
+      const old = engine;
+      engine = fresh;
+      old.dispose();
+      return { ok: true, ...(await status(subscriptions)) };
+    }
     case 'exhaust-memory':
       return { ok: true, taken: exhaustMemoryForTests(engine) };
     default:
@@ -240,7 +251,13 @@ chrome.runtime.onConnect.addListener((port) => {
   port.onMessage.addListener((envelope) => {
     const id = envelope?.id;
     if (!Number.isSafeInteger(id)) return;
-    const message = envelope.message;
+    let message;
+    try {
+      message = parsePortMessage(envelope.json);
+    } catch (error) {
+      reply(id, { ok: false, kind: 'message', message: error.message });
+      return;
+    }
     const problem = (message?.type === 'check' ? null : 'only checks go over the port') ??
       validateMessage(message, port.sender, { id: chrome.runtime.id, extensionOrigin, testHooks });
     if (problem) {

@@ -14,7 +14,25 @@ export const LIMITS = Object.freeze({
 const CONTENT_TYPES = new Set(['check', 'found']);
 const PAGE_TYPES = new Set(['status', 'subscribe', 'unsubscribe', 'update']);
 // e2e builds only (config.testHooks): the clock, the alarm and engine fault injection.
-const TEST_OPS = new Set(['advance-clock', 'alarm', 'exhaust-memory']);
+const TEST_OPS = new Set(['advance-clock', 'alarm', 'exhaust-memory', 'restart-engine']);
+
+// A check over the port arrives as one JSON string (content.js says why); JSON escapes
+// at most sextuple a character (a control character becomes \u00XX).
+const PORT_JSON_CHARS = 6 * LIMITS.totalChars + 65_536;
+
+/** Returns the message inside a port envelope's `json` string, or throws an Error that
+ *  says what was wrong; the message still goes through validateMessage. */
+export function parsePortMessage(json) {
+  if (typeof json !== 'string') throw new Error('port message: json must be a string');
+  if (json.length > PORT_JSON_CHARS) {
+    throw new Error(`port message: ${json.length} characters of JSON (at most ${PORT_JSON_CHARS})`);
+  }
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw new Error(`port message: not JSON (${error.message})`);
+  }
+}
 
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 

@@ -68,10 +68,14 @@ export class Subscriptions {
   #onChange;
   #now;
   #fetch;
+  #compiled;
   #listIds = new Map();  // subscription url -> list id loaded in the engine
+  #restored = [];  // how the last restore() loaded each list: { url, from, ms }
 
-  /** `now()` is the clock (e2e builds move it forward); `fetch` the network. */
-  constructor({ engine, storage, config, onChange, now, fetch: fetchFn }) {
+  /** `now()` is the clock (e2e builds move it forward); `fetch` the network;
+   *  `compiled` the cache of compiled lists (compiled-cache.js), or null. */
+  constructor({ engine, storage, config, onChange, now, fetch: fetchFn, compiled = null }) {
+    this.#compiled = compiled;
     this.#engine = engine;
     this.#storage = storage;
     this.#config = config;
@@ -118,19 +122,31 @@ export class Subscriptions {
     await this.#storage.set({ [`sub:${sub.url}`]: sub });
   }
 
-  /** Loads every stored last good list into the engine (worker start). */
+  /** Loads every stored last good list into the engine (worker start): from its
+   *  compiled form where the cache holds the right one, else from its text. */
   async restore() {
+    this.#restored = [];
     for (const url of await this.#urls()) {
       const sub = await this.#get(url);
       if (!sub?.good) continue;
+      const started = performance.now();
+      // The bytes were verified when accepted; `now` is that moment, so a list that
+      // expired since is still restored, and reported stale by engine.lists().
+      const lifecycle = { lastVersion: sub.good.version, lastDigest: sub.good.digest,
+                          now: sub.good.acceptedAt };
+      const info = await this.#restoreCompiled(url, sub, lifecycle);
+      if (info) {
+        this.#listIds.set(url, info.id);
+        this.#restored.push({ url, from: 'compiled', ms: performance.now() - started });
+        continue;
+      }
       try {
-        // The bytes were verified when accepted; `now` is that moment, so a list that
-        // expired since is still restored, and reported stale by engine.lists().
         const info = this.#engine.loadList(sub.good.text, {
-          signature: sub.good.signature, publicKey: sub.publicKey,
-          lastVersion: sub.good.version, lastDigest: sub.good.digest, now: sub.good.acceptedAt,
+          signature: sub.good.signature, publicKey: sub.publicKey, ...lifecycle,
         });
         this.#listIds.set(url, info.id);
+        this.#restored.push({ url, from: 'text', ms: performance.now() - started });
+        await this.#saveCompiled(url, info);
       } catch (error) {
         if (error.kind === 'fault') throw error;  // the engine, not the copy: background.js
         // Storage was tampered with or corrupted: drop the copy, keep the subscription.
@@ -139,6 +155,44 @@ export class Subscriptions {
                                    at: this.#now() } });
       }
     }
+  }
+
+  // Loads the cached compiled form of `sub`'s last good list, if the cache holds the
+  // one with its digest and pinned key. Returns the ListInfo, or null (no entry, or
+  // one the engine refuses: damaged, another format version, another list).
+  async #restoreCompiled(url, sub, lifecycle) {
+    const cached = await this.#compiled?.get(url);
+    if (!cached || cached.digest !== sub.good.digest) return null;
+    let info;
+    try {
+      info = this.#engine.loadCompiled(cached.bytes, lifecycle);
+    } catch (error) {
+      if (error.kind === 'fault') throw error;  // the engine, not the cache: background.js
+      console.warn(`factlens: compiled copy of ${url} not used: ${error.message}`);
+      return null;
+    }
+    if (info.digest === sub.good.digest && info.publicKey === sub.publicKey) return info;
+    try { this.#engine.unloadList(info.id); } catch { /* not loaded */ }
+    return null;
+  }
+
+  // Keeps the compiled form of the list just accepted for `url`, for the next start.
+  async #saveCompiled(url, info) {
+    if (!this.#compiled) return;
+    let bytes;
+    try {
+      bytes = this.#engine.exportCompiled(info.id);
+    } catch (error) {
+      if (error.kind === 'fault') throw error;
+      console.warn(`factlens: compiled copy of ${url} not kept: ${error.message}`);
+      return;
+    }
+    await this.#compiled.put(url, info.digest, bytes);
+  }
+
+  /** How the last restore() loaded each list: `[{ url, from: 'compiled'|'text', ms }]`. */
+  restored() {
+    return this.#restored.map((r) => ({ ...r }));
   }
 
   /** Subscribes to the build-time default list, once (on install). */
@@ -182,6 +236,7 @@ export class Subscriptions {
     }
     await this.#storage.set({ subscriptions: urls.filter((u) => u !== url) });
     await this.#storage.remove(`sub:${url}`);
+    await this.#compiled?.delete(url);
     await this.#onChange();
   }
 
@@ -313,6 +368,7 @@ export class Subscriptions {
                                 digest: info.digest, acceptedAt: now, info, http },
                         error: null, failures: 0, failingSince: null, checkedAt: now,
                         nextAttemptAt: now + UPDATE_EVERY });
+      await this.#saveCompiled(url, info);
       await this.#onChange();
       return true;
     } catch (error) {

@@ -5,12 +5,18 @@
 //     them, against the same feed without the extension (a baseline in the same run);
 //   - main-thread time spent in the extension's content scripts per 10 posts (V8 CPU
 //     profile samples whose nearest script frame is a chrome-extension:// URL; native
-//     calls they make count as theirs; layout and paint the page does later do not);
+//     calls they make count as theirs; layout and paint the page does later do not),
+//     as the samples' wall time and as sample count x interval: on a busy machine a
+//     sample's wall time includes the wait of a descheduled thread (after a message
+//     post wakes another process, say), which the count does not;
+//   --lines adds the extension's self-time samples by source line;
 //   - first-label latency: from a post's insertion to its overlay's insertion (p50, p95);
 //   - memory of the background engine: the size of the service worker's wasm memory
-//     (a hook added to the bench's own copy of the package notes the instances).
+//     (a hook added to the bench's own copy of the package notes the instances);
+//   - a worker start's list restore, from the compiled copy and from the text (the
+//     e2e-only restart-engine hook, which the bench's package has).
 //
-//   node scripts/bench-extension.mjs [--posts N] [--rules N] [--runs N]   (npm run bench:extension)
+//   node scripts/bench-extension.mjs [--posts N] [--rules N] [--runs N] [--lines]   (npm run bench:extension)
 // Needs build/bin/factlens (npm run build) for keygen and signing.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -36,6 +42,7 @@ const SEED = 7;
 const PER_APPEND = 10;
 const APPEND_EVERY_MS = 100;
 const HOST = 'feed.factlens.test';
+const SAMPLE_US = 100;  // profiler sampling interval
 
 const fmt = (n, d = 1) => n.toFixed(d);
 const pct = (sorted, p) => sorted.length
@@ -123,9 +130,11 @@ function analyseProfile(profile, extensionOrigin) {
   // Busy spans: consecutive non-idle samples, roughly one task each.
   const spans = [];
   let span = null;
+  let extSamples = 0;
   for (let i = 0; i < samples.length; i++) {
     const dt = timeDeltas[i + 1] ?? 0;
     const who = ownerOf(samples[i]);
+    if (who === 'ext') extSamples++;
     if (who === 'ext') {
       extUs += dt;
       const key = frameOf(samples[i]);
@@ -141,9 +150,20 @@ function analyseProfile(profile, extensionOrigin) {
     }
   }
   if (span) spans.push(span);
+  // Self time by source line (V8's positionTicks) of extension frames, for --lines.
+  const byLine = new Map();
+  for (const node of profile.nodes) {
+    if (!node.positionTicks || ownerOf(node.id) !== 'ext' || !node.callFrame.url) continue;
+    const file = node.callFrame.url.split('/').pop();
+    for (const { line, ticks } of node.positionTicks) {
+      const key = `${file}:${line} (${node.callFrame.functionName || '(anonymous)'})`;
+      byLine.set(key, (byLine.get(key) ?? 0) + ticks);
+    }
+  }
+  const lines = [...byLine].sort((a, b) => b[1] - a[1]).slice(0, 15);
   const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 8)
     .map(([where, us]) => ({ where, ms: us / 1000 }));
-  return { extMs: extUs / 1000, spans, top };
+  return { extMs: extUs / 1000, extSamples, spans, top, lines };
 }
 
 // The background engine's memory: the bench's own copy of the package gets a first
@@ -173,7 +193,7 @@ async function runFeed(page, cdp, extensionOrigin) {
   await page.waitForTimeout(500);  // content scripts injected, page idle
   if (cdp) {
     await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+    await cdp.send('Profiler.setSamplingInterval', { interval: SAMPLE_US });
     await cdp.send('Profiler.start');
   }
   await page.evaluate(([n, every]) => window.startFeed(n, every), [PER_APPEND, APPEND_EVERY_MS]);
@@ -190,7 +210,8 @@ async function runFeed(page, cdp, extensionOrigin) {
     inserted: Object.fromEntries(window.__inserted), labelled: Object.fromEntries(window.__labelled),
     longTasks: window.__longTasks,
   }));
-  return { ...result, profile: profile && analyseProfile(profile, extensionOrigin) };
+  return { ...result, profile: profile && analyseProfile(profile, extensionOrigin),
+};
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'factlens-bench-ext-'));
@@ -220,7 +241,8 @@ try {
   });
   cleanup.push(() => sites.close());
   const packaged = await packageExtension({ out: join(dir, 'dist'), defaultList: `${lists.url}/bench.json`,
-                                            trustedKey: join(dir, 'bench.pub'), allowHttp: true });
+                                            trustedKey: join(dir, 'bench.pub'), allowHttp: true,
+                                            testHooks: true });  // restart-engine, below
   await addMemoryHook(packaged.chromium);
 
   console.log(`factlens extension bench: ${POSTS} X-like posts appended ${PER_APPEND} every ` +
@@ -270,15 +292,18 @@ try {
       spans: spans.filter((x) => x.us > 50_000 && x.extUs > 0).length,
       maxExtInSpan: Math.max(0, ...spans.map((x) => x.extUs / 1000)),
       per10: run.profile.extMs / (POSTS / 10),
+      samplesPer10: (run.profile.extSamples * SAMPLE_US / 1000) / (POSTS / 10),
       p50: pct(latencies, 50),
       p95: pct(latencies, 95),
       top: run.profile.top,
+      lines: run.profile.lines,
     };
     results.push(result);
     console.log(`run ${r}${r === 1 ? ' (cold engine)' : ''}: ${result.labelled} of ${POSTS} posts labelled; ` +
       `long tasks ${result.longTasks} (longest ${fmt(result.longestTask, 0)} ms); CPU-profile busy spans ` +
       `> 50 ms with extension code ${result.spans}, most extension time in one span ` +
-      `${fmt(result.maxExtInSpan, 1)} ms; extension main-thread time ${fmt(result.per10, 2)} ms per 10 posts; ` +
+      `${fmt(result.maxExtInSpan, 1)} ms; extension main-thread time ${fmt(result.per10, 2)} ms per 10 posts ` +
+      `(by sample count ${fmt(result.samplesPer10, 2)} ms); ` +
       `first label p50 ${fmt(result.p50, 1)} ms, p95 ${fmt(result.p95, 1)} ms`);
   }
   const median = (key) => {
@@ -287,17 +312,44 @@ try {
   };
   console.log(`median of ${RUNS} runs: long tasks ${median('longTasks')} (1 is the page's own), ` +
     `most extension time in one busy span ${fmt(median('maxExtInSpan'), 1)} ms, extension main-thread ` +
-    `time ${fmt(median('per10'), 2)} ms per 10 posts, first label p50 ${fmt(median('p50'), 1)} ms, ` +
+    `time ${fmt(median('per10'), 2)} ms per 10 posts (by sample count ${fmt(median('samplesPer10'), 2)} ms), first label p50 ${fmt(median('p50'), 1)} ms, ` +
     `p95 ${fmt(median('p95'), 1)} ms`);
   console.log(`where the extension's time went in the last run (nearest extension frame > callee):`);
   for (const { where, ms } of results[results.length - 1].top) {
     console.log(`  ${fmt(ms, 1).padStart(7)} ms  ${where}`);
+  }
+  if (process.argv.includes('--lines')) {
+    console.log('self-time samples by source line in the last run (--lines):');
+    for (const [where, ticks] of results[results.length - 1].lines) {
+      console.log(`  ${String(ticks).padStart(7)}  ${where}`);
+    }
   }
   const wasmMemories = await worker.evaluate(() =>
     globalThis.__factlensBenchMemories.map((m) => m.buffer.byteLength));
   const wasm = wasmMemories.reduce((a, b) => a + b, 0);
   console.log(`background engine memory (wasm memory of the service worker, after the runs): ` +
     `${mb(wasm)} MB in ${wasmMemories.length} instance(s)`);
+  // (After the memory figure: a restart holds two engines' lists for a moment.)
+  // A worker start: the list restored from its compiled copy (IndexedDB), then, with
+  // the copy deleted, from its text (parse, verify, compile), as a start without it.
+  const settings = await context.newPage();
+  await settings.goto(`chrome-extension://${id}/pages/options.html`);
+  const restart = () => settings.evaluate(() =>
+    chrome.runtime.sendMessage({ type: 'test', op: 'restart-engine' }));
+  const fromCompiled = (await restart()).engine.restored[0];
+  await settings.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('factlens-compiled');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const tx = open.result.transaction('lists', 'readwrite');
+      tx.objectStore('lists').clear();
+      tx.oncomplete = () => { open.result.close(); resolve(); };
+      tx.onerror = () => reject(tx.error);
+    };
+  }));
+  const fromText = (await restart()).engine.restored[0];
+  console.log(`worker start, list restored: from its compiled copy (${fromCompiled.from}) ` +
+    `${fmt(fromCompiled.ms, 0)} ms; from its text (${fromText.from}) ${fmt(fromText.ms, 0)} ms`);
 } finally {
   for (const step of cleanup.reverse()) await step().catch(() => {});
   await rm(dir, { recursive: true, force: true });

@@ -282,6 +282,78 @@ for (const browser of BROWSERS) {
     }
   });
 
+  test(`${browser}: a worker start restores the list from its compiled copy; a damaged copy falls back to the verified text`, async () => {
+    reply = good;
+    const session = await launch(browser, extensions, dir, 'compiled');
+    try {
+      const settings = await options(session, 'ok');
+      const restart = async () => {
+        const answer = await ask(settings, { type: 'test', op: 'restart-engine' });
+        assert.ok(answer.ok, JSON.stringify(answer));
+        assert.equal(answer.subscriptions[0].state, 'ok');
+        return answer.engine.restored;
+      };
+      // The accepted list's compiled form was kept in IndexedDB on download.
+      const cached = () => settings.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open('factlens-compiled');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const get = open.result.transaction('lists').objectStore('lists').getAll();
+          get.onsuccess = () => {
+            resolve(get.result.map((e) => ({ digest: e.digest, bytes: e.bytes.length })));
+            open.result.close();
+          };
+          get.onerror = () => reject(get.error);
+        };
+      }));
+      const entries = await cached();
+      assert.equal(entries.length, 1);
+      const { digest } = entries[0];
+      assert.match(digest, /^[0-9a-f]{64}$/);
+      assert.ok(entries[0].bytes > 1000, `${entries[0].bytes} bytes`);
+      const [first] = await restart();
+      assert.equal(first.from, 'compiled', JSON.stringify(first));
+      const page = await openFeed(session, pages);
+      await stillLabelled(page);
+
+      // Damaged bytes under the right digest: refused by the engine's checksum, the
+      // list loaded from its verified text instead, and the copy written again.
+      await settings.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open('factlens-compiled');
+        open.onsuccess = () => {
+          const store = open.result.transaction('lists', 'readwrite').objectStore('lists');
+          const cursor = store.openCursor();
+          cursor.onsuccess = () => {
+            const { key, value } = cursor.result;
+            const bytes = value.bytes.slice();
+            bytes[bytes.length >> 1] ^= 0xff;
+            store.put({ ...value, bytes }, key).onsuccess = () => {
+              open.result.close();
+              resolve();
+            };
+          };
+          cursor.onerror = () => reject(cursor.error);
+        };
+        open.onerror = () => reject(open.error);
+      }));
+      const [fallback] = await restart();
+      assert.equal(fallback.from, 'text', JSON.stringify(fallback));
+      await stillLabelled(page);
+      const [again] = await restart();
+      assert.equal(again.from, 'compiled', 'the copy was written again after the fallback');
+      assert.equal((await cached())[0].digest, digest);
+      await stillLabelled(page);
+      await assertSiteScriptWorks(page);
+      assert.deepEqual(page.errors, []);
+
+      // Unsubscribing drops the copy too.
+      assert.ok((await ask(settings, { type: 'unsubscribe', url: `${lists.url}/demo.json` })).ok);
+      assert.deepEqual(await cached(), []);
+    } finally {
+      await session.close();
+    }
+  });
+
   test(`${browser}: the engine runs out of memory mid-batch: restarted with the last good list, page unbroken`, async () => {
     reply = good;
     const session = await launch(browser, extensions, dir, 'oom');
@@ -368,6 +440,16 @@ for (const browser of BROWSERS) {
       await new Promise((done) => setTimeout(done, 1000));
       assert.equal(await labelled(50), null, 'nothing drawn while paused');
       assert.equal(await styleOf(page, 'x4050'), null);
+      // A labelled node recycled for another post while paused loses the old post's
+      // label (and its collapse): the failed check leaves no label on the wrong post.
+      const before = await page.evaluate(() => document.querySelector('#cell-4 article')?.dataset.post);
+      assert.equal(await page.evaluate((post) => document.querySelector(`[data-post="${post}"]`)
+        ?.previousElementSibling?.dataset.state ?? null, before), 'label', `${before} labelled before`);
+      await page.evaluate(() => window.recycleCell('cell-4', { text: 'A picnic in the park (60)',
+                                                               status: 4060, author: 'hal' }));
+      await page.waitForFunction(() => !document.querySelector('#cell-4 [data-factlens-overlay]'));
+      assert.equal(await labelled(60), null);
+      assert.equal(await styleOf(page, 'x4060'), null);
       await settings.screenshot(join(ARTIFACTS, `extension-${browser}-options-engine-failing.png`));
       await assertSiteScriptWorks(page);
       // Five minutes later the next batch starts a new engine, and every page is checked again.

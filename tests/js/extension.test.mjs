@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { validateMessage, LIMITS } from '../../extension/messages.js';
+import { validateMessage, parsePortMessage, LIMITS } from '../../extension/messages.js';
 import { STRINGS_EN } from '../../web/ui/overlay.js';
 import { parseArgs, keyLine } from '../../scripts/package-extension.mjs';
 
@@ -29,6 +29,18 @@ test('check messages: accepted from content scripts only, shape-checked', () => 
                /context.region/);
   assert.match(validateMessage(null, tab, self), /object with a string "type"/);
   assert.match(validateMessage({ type: 'eval' }, tab, self), /unknown message type "eval"/);
+});
+
+test('port checks: one JSON string, parsed with a size limit, then validated as any message', () => {
+  const message = parsePortMessage(JSON.stringify({ type: 'check', texts: ['a "quoted" post\u0001'] }));
+  assert.deepEqual(message, { type: 'check', texts: ['a "quoted" post\u0001'] });
+  assert.equal(validateMessage(message, tab, self), null);
+  assert.throws(() => parsePortMessage({ type: 'check', texts: [] }), /json must be a string/);
+  assert.throws(() => parsePortMessage('{"type": "check", '), /port message: not JSON/);
+  assert.throws(() => parsePortMessage(' '.repeat(6 * LIMITS.totalChars + 65_537)), /characters of JSON \(at most/);
+  // Parsed is not accepted: the shape checks still apply.
+  assert.match(validateMessage(parsePortMessage('{"type": "check", "texts": [1]}'), tab, self),
+               /texts\[0\] is not a string/);
 });
 
 test('settings messages: accepted from the extension pages only', () => {

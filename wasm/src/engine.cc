@@ -272,8 +272,8 @@ Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
   compile_options.similar = options.similar;
   Status s = CompiledList::Import(sections, compile_options, &loaded->compiled);
   if (!s.ok()) return s;
-  const ListInfo& list_info = loaded->compiled->list().info;
-  if (loaded->compiled->list().rules.size() != rule_count) {
+  const ListInfo& list_info = loaded->compiled->info();
+  if (loaded->compiled->rule_count() != rule_count) {
     return bad("section LOAD: rule count does not match section RULE");
   }
   out.info = list_info;
@@ -339,16 +339,18 @@ std::vector<SearchResult> Engine::Search(std::string_view text, size_t k,
   if (lists_.empty() || k == 0) return out;
   NormalizedText post = Normalize(text);
   for (const auto& l : lists_) {
-    const std::vector<Rule>& rules = l->compiled->list().rules;
+    const CompiledList& compiled = *l->compiled;
     std::vector<uint32_t> held;
     if (!withheld.empty()) {
-      for (uint32_t r = 0; r < rules.size(); ++r) {
-        if (std::find(withheld.begin(), withheld.end(), rules[r].id) != withheld.end())
+      for (uint32_t r = 0; r < compiled.rule_count(); ++r) {
+        if (std::find(withheld.begin(), withheld.end(), compiled.rule_id(r)) !=
+            withheld.end())
           held.push_back(r);
       }
     }
-    for (const SimilarHit& hit : l->compiled->Search(post, k, held)) {
-      out.push_back({l->info.info.id, &rules[hit.rule_index], hit.score, hit.features});
+    for (const SimilarHit& hit : compiled.Search(post, k, held)) {
+      out.push_back(
+          {l->info.info.id, &compiled.rule(hit.rule_index), hit.score, hit.features});
     }
   }
   // Stable: equal scores keep load order, then rule order.
@@ -368,7 +370,7 @@ Verdict Engine::Check(std::string_view text, const CheckContext& context) const 
       for (RuleMatch& m : l->compiled->Match(post)) {
         ExplainedMatch e;
         e.list_id = l->info.info.id;
-        e.rule = &l->compiled->list().rules[m.rule_index];
+        e.rule = &l->compiled->rule(m.rule_index);
         e.kind = m.kind;
         e.score = m.score;
         e.spans = std::move(m.spans);

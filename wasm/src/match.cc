@@ -113,9 +113,15 @@ class RegexRegistry {
   size_t last_sweep_size_ = 0;
 };
 
+// A pattern of the list: its normalised text lives in Matchers::pattern_text, and
+// its LazyRegex is looked up in the registry on first need (when the prefilter
+// first picks it, or at load for a pattern that must be checked then): most of a
+// large list's patterns are never a candidate, and each interned one costs a
+// registry entry, a copy of its text and a shared block.
 struct CompiledPattern {
   uint32_t rule_index;
-  std::shared_ptr<LazyRegex> re;
+  uint32_t text_begin, text_size;  // in Matchers::pattern_text
+  mutable std::shared_ptr<LazyRegex> re;
 };
 
 // A keyword term as a sequence of normalised words; `prefix` makes the last word
@@ -284,6 +290,7 @@ const char* MatchKindName(MatchKind kind) {
 struct CompiledList::Matchers {
   // Items, as the prefilter numbers them: patterns first, then keyword sets.
   std::vector<CompiledPattern> patterns;
+  std::string pattern_text;  // the normalised patterns, one after another
   std::vector<CompiledKeywordSet> keyword_sets;
   // URLs need no prefilter: a post's few URLs are looked up directly.
   std::unordered_map<std::string, std::vector<uint32_t>> pages;    // canonical URL
@@ -291,8 +298,9 @@ struct CompiledList::Matchers {
   // The kSimilar matcher's index: the claims of the rules with match.similar (null
   // if none has). When every rule has match.similar it serves Search too.
   std::unique_ptr<SimilarIndex> similar;
-  bool any_similar = false;  // some rule has match.similar
-  bool similar_all = false;  // every rule has: `similar` is the search index
+  bool any_similar = false;               // some rule has match.similar
+  std::vector<uint8_t> rule_has_similar;  // by rule index
+  bool similar_all = false;               // every rule has: `similar` is the search index
   SimilarOptions similar_options;
   // Search's index over every rule's claim, built on the first Search: a reader's
   // engine only matches, and a list of 100k rules few of which use match.similar
@@ -301,21 +309,35 @@ struct CompiledList::Matchers {
   mutable std::once_flag search_index_once;
   Prefilter prefilter;
   bool use_prefilter = true;
+
+  std::string_view PatternText(const CompiledPattern& p) const {
+    return std::string_view(pattern_text).substr(p.text_begin, p.text_size);
+  }
+  // Returns the shared program of `p`, interning it on first need.
+  const LazyRegex& Regex(const CompiledPattern& p) const {
+    if (!p.re) p.re = RegexRegistry::Get().Intern(std::string(PatternText(p)));
+    return *p.re;
+  }
+  void AddPattern(uint32_t rule_index, std::string_view text) {
+    patterns.push_back({rule_index, static_cast<uint32_t>(pattern_text.size()),
+                        static_cast<uint32_t>(text.size()), nullptr});
+    pattern_text.append(text);
+  }
 };
 
 namespace {
 
 // Returns an index of the claims (each with its match.similar phrasings and its
-// fact-check title) of the rules of `list` for which `include(rule)` holds. Built
-// from the rules alone, so a list restored from its compiled form gets exactly the
-// same index.
-template <typename Include>
-std::unique_ptr<SimilarIndex> IndexClaims(const RuleList& list,
+// fact-check title) of the `count` rules `rule(i)` for which `include(rule)` holds.
+// Built from the rules alone, so a list restored from its compiled form gets
+// exactly the same index. (`rule(i)` may reuse one Rule: each is read once.)
+template <typename GetRule, typename Include>
+std::unique_ptr<SimilarIndex> IndexClaims(size_t count, GetRule rule_at,
                                           const SimilarOptions& options,
                                           Include include) {
   std::vector<SimilarDoc> docs;
-  for (uint32_t r = 0; r < list.rules.size(); ++r) {
-    const Rule& rule = list.rules[r];
+  for (uint32_t r = 0; r < count; ++r) {
+    const Rule& rule = rule_at(r);
     if (!include(rule)) continue;
     SimilarDoc& doc = docs.emplace_back();
     doc.rule_index = r;
@@ -331,20 +353,154 @@ std::unique_ptr<SimilarIndex> IndexClaims(const RuleList& list,
 
 bool HasSimilar(const Rule& rule) { return !rule.similar.empty(); }
 
-// Sets what the similarity matcher needs to know of `list`, before its index.
-void ScanSimilarRules(const RuleList& list, const SimilarOptions& options,
-                      CompiledList::Matchers* m) {
+// Sets what the similarity matcher needs to know of the rules, before its index
+// (m->rule_has_similar is set).
+void ScanSimilarRules(const SimilarOptions& options, CompiledList::Matchers* m) {
   m->similar_options = options;
-  const size_t with = std::count_if(list.rules.begin(), list.rules.end(), HasSimilar);
+  const size_t with =
+      std::count(m->rule_has_similar.begin(), m->rule_has_similar.end(), 1);
   m->any_similar = with > 0;
-  m->similar_all = with > 0 && with == list.rules.size();
+  m->similar_all = with > 0 && with == m->rule_has_similar.size();
 }
 
 // Builds the kSimilar matcher's index (the rules with match.similar).
-void BuildSimilarIndex(const RuleList& list, const SimilarOptions& options,
+template <typename GetRule>
+void BuildSimilarIndex(size_t count, GetRule rule_at, const SimilarOptions& options,
                        CompiledList::Matchers* m) {
-  ScanSimilarRules(list, options, m);
-  m->similar = m->any_similar ? IndexClaims(list, options, HasSimilar) : nullptr;
+  ScanSimilarRules(options, m);
+  m->similar =
+      m->any_similar ? IndexClaims(count, rule_at, options, HasSimilar) : nullptr;
+}
+
+// ---- rule records -------------------------------------------------------------------
+// A rule as the RULE section and CompiledList keep it: strings and arrays with
+// Var32 lengths and counts, rating and severity in a byte each, `within` as a Var32.
+// (Examples are not kept: matching never uses them.)
+
+void PutStr(ByteWriter* w, std::string_view s) {
+  w->Var32(static_cast<uint32_t>(s.size()));
+  w->bytes().append(s.data(), s.size());
+}
+
+void PutStrs(ByteWriter* w, const std::vector<std::string>& v) {
+  w->Var32(static_cast<uint32_t>(v.size()));
+  for (const std::string& s : v) PutStr(w, s);
+}
+
+size_t Var32Size(size_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+size_t StrsSize(const std::vector<std::string>& v) {
+  size_t n = Var32Size(v.size());
+  for (const std::string& s : v) n += Var32Size(s.size()) + s.size();
+  return n;
+}
+
+// Returns the size of rule's record (EncodeRecord).
+size_t RecordSize(const Rule& rule) {
+  size_t n = 2;
+  for (const std::string* s :
+       {&rule.id, &rule.claim, &rule.review.url, &rule.review.title,
+        &rule.review.publisher, &rule.review.date}) {
+    n += Var32Size(s->size()) + s->size();
+  }
+  for (const auto* v :
+       {&rule.regions, &rule.languages, &rule.patterns, &rule.similar, &rule.urls}) {
+    n += StrsSize(*v);
+  }
+  n += Var32Size(rule.keywords.size());
+  for (const KeywordSet& k : rule.keywords) {
+    n += StrsSize(k.all) + StrsSize(k.any) + StrsSize(k.none) +
+         Var32Size(static_cast<uint32_t>(k.within));
+  }
+  return n;
+}
+
+void EncodeRecord(const Rule& rule, ByteWriter* w) {
+  PutStr(w, rule.id);
+  PutStr(w, rule.claim);
+  w->U8(static_cast<uint8_t>(rule.rating));
+  w->U8(static_cast<uint8_t>(rule.severity));
+  PutStrs(w, rule.regions);
+  PutStrs(w, rule.languages);
+  PutStrs(w, rule.patterns);
+  PutStrs(w, rule.similar);
+  PutStrs(w, rule.urls);
+  PutStr(w, rule.review.url);
+  PutStr(w, rule.review.title);
+  PutStr(w, rule.review.publisher);
+  PutStr(w, rule.review.date);
+  // Keyword sets as written: stance detection reads their terms.
+  w->Var32(static_cast<uint32_t>(rule.keywords.size()));
+  for (const KeywordSet& k : rule.keywords) {
+    PutStrs(w, k.all);
+    PutStrs(w, k.any);
+    PutStrs(w, k.none);
+    w->Var32(static_cast<uint32_t>(k.within));
+  }
+}
+
+// Reads one record into *rule, or only checks it if `rule` is null. Sets
+// *has_similar. Returns false if the record is malformed; every count is bounded by
+// the bytes left, so hostile bytes cannot make it allocate without end.
+bool DecodeRecord(ByteReader* r, Rule* rule, bool* has_similar) {
+  auto str = [&](std::string* out) {
+    const uint32_t n = r->Var32();
+    std::string_view v;
+    if (!r->ok() || !r->View(n, &v)) return r->Fail();
+    if (out != nullptr) out->assign(v.data(), v.size());
+    return true;
+  };
+  auto strs = [&](std::vector<std::string>* out, uint32_t* count) {
+    const uint32_t n = r->Var32();
+    if (!r->ok() || n > r->remaining()) return r->Fail();  // a byte each at least
+    if (count != nullptr) *count = n;
+    if (out != nullptr) out->resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!str(out != nullptr ? &(*out)[i] : nullptr)) return false;
+    }
+    return true;
+  };
+  Rule* o = rule;
+  if (!str(o ? &o->id : nullptr) || !str(o ? &o->claim : nullptr)) return false;
+  const uint8_t rating = r->U8(), severity = r->U8();
+  if (!r->ok() || rating >= kRatingCount || severity >= kSeverityCount) return r->Fail();
+  if (o != nullptr) {
+    o->rating = static_cast<Rating>(rating);
+    o->severity = static_cast<Severity>(severity);
+  }
+  uint32_t similar = 0;
+  if (!strs(o ? &o->regions : nullptr, nullptr) ||
+      !strs(o ? &o->languages : nullptr, nullptr) ||
+      !strs(o ? &o->patterns : nullptr, nullptr) ||
+      !strs(o ? &o->similar : nullptr, &similar) ||
+      !strs(o ? &o->urls : nullptr, nullptr) || !str(o ? &o->review.url : nullptr) ||
+      !str(o ? &o->review.title : nullptr) || !str(o ? &o->review.publisher : nullptr) ||
+      !str(o ? &o->review.date : nullptr)) {
+    return false;
+  }
+  *has_similar = similar > 0;
+  const uint32_t sets = r->Var32();
+  if (!r->ok() || sets > r->remaining()) return r->Fail();
+  if (o != nullptr) o->keywords.resize(sets);
+  for (uint32_t k = 0; k < sets; ++k) {
+    KeywordSet* set = o != nullptr ? &o->keywords[k] : nullptr;
+    if (!strs(set ? &set->all : nullptr, nullptr) ||
+        !strs(set ? &set->any : nullptr, nullptr) ||
+        !strs(set ? &set->none : nullptr, nullptr)) {
+      return false;
+    }
+    const uint32_t within = r->Var32();
+    if (!r->ok() || within > INT_MAX) return r->Fail();
+    if (set != nullptr) set->within = static_cast<int>(within);
+  }
+  return true;
 }
 
 }  // namespace
@@ -434,6 +590,16 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
   std::vector<RegexpAtoms> pattern_atoms;
   int64_t load_instructions = 0;
   std::unordered_set<const LazyRegex*> compiled_at_load;  // each counted once
+  // The rules become records as they are compiled, and each is freed once nothing
+  // more needs it (those with match.similar after the similarity index), so that
+  // the two forms are never both whole in memory: wasm memory keeps its peak.
+  {
+    size_t record_bytes = 0;
+    for (const Rule& rule : list.rules) record_bytes += RecordSize(rule);
+    compiled->rule_records_.reserve(record_bytes);
+    compiled->rule_offsets_.reserve(list.rules.size() + 1);
+    m.rule_has_similar.reserve(list.rules.size());
+  }
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     const Rule& rule = list.rules[r];
     auto where = [&](const std::string& field) {
@@ -451,8 +617,9 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
       const int64_t estimate = EstimateProgramSize(parsed);
       pattern_atoms.push_back(ExtractAtoms(parsed));
       parsed->Decref();
-      std::shared_ptr<LazyRegex> lazy = RegexRegistry::Get().Intern(normalised);
+      m.AddPattern(r, normalised);
       if (estimate > kCompileAtLoadInstructions) {
+        const LazyRegex* lazy = &m.Regex(m.patterns.back());
         // Possibly over budget: compile now (forward and reverse programs, the
         // reverse one being what an unanchored search with a span needs).
         const re2::RE2& re = lazy->Get();
@@ -464,7 +631,7 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
           return Status(too_large ? ErrorKind::kLimit : ErrorKind::kFormat,
                         where("patterns[" + std::to_string(p) + "]") + ": " + error);
         }
-        if (compiled_at_load.insert(lazy.get()).second) {
+        if (compiled_at_load.insert(lazy).second) {
           load_instructions += re.ProgramSize() + re.ReverseProgramSize();
           if (load_instructions > kMaxLoadCompiledInstructions) {
             return Status(
@@ -478,7 +645,6 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
           }
         }
       }
-      m.patterns.push_back({r, std::move(lazy)});
     }
     for (const KeywordSet& set : rule.keywords) {
       CompiledKeywordSet ks{r, {}, {}, {}, set.within};
@@ -516,14 +682,17 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
         m.pages[canonical].push_back(r);
       }
     }
+    compiled->AddRule(rule);
+    m.rule_has_similar.push_back(HasSimilar(rule));
+    if (!HasSimilar(rule)) list.rules[r] = Rule();
   }
-  BuildSimilarIndex(list, options.similar, &m);
+  // (A freed rule has no match.similar, so the index skips it as it should.)
+  BuildSimilarIndex(
+      list.rules.size(), [&](uint32_t r) -> const Rule& { return list.rules[r]; },
+      options.similar, &m);
+  std::vector<Rule>().swap(list.rules);
   BuildPrefilter(&m, pattern_atoms);
-  for (Rule& rule : list.rules) {
-    std::vector<std::string>().swap(rule.examples_match);
-    std::vector<std::string>().swap(rule.examples_no_match);
-  }
-  compiled->list_ = std::move(list);
+  compiled->info_ = std::move(list.info);
   *out = std::move(compiled);
   return Status::Ok();
 }
@@ -536,16 +705,18 @@ CompiledList::Stats CompiledList::stats() const {
   s.atoms = m.prefilter.atom_count();
   s.automaton_states = m.prefilter.state_count();
   s.always_checked = m.prefilter.always_count();
-  for (const CompiledPattern& p : m.patterns) s.programs_compiled += p.re->compiled();
+  for (const CompiledPattern& p : m.patterns)
+    s.programs_compiled += p.re && p.re->compiled();
   return s;
 }
 
 // ------------------------------------------------------------- compiled form --
 //
 // Sections written by Export (all little-endian, strings length-prefixed):
-//   LIST  list info; RULE  rules without examples (what verdicts and policy read);
+//   LIST  list info; RULE  the rule count, then the rule records as CompiledList
+//   keeps them (without examples; kept as they are on import);
 //   PATT  normalised patterns; KEYW  keyword sets as normalised word sequences;
-//   URLS  canonical pages and domains; PREF  the prefilter automaton;
+//   URLS  canonical pages and domains; PREF  the prefilter's scan form (prefilter.h);
 //   SIMI  the similarity index (similar.h).
 // A further matcher adds its own section; Import refuses a blob missing any.
 
@@ -602,7 +773,7 @@ void CompiledList::Export(CompiledSections* out) const {
   const Matchers& m = *matchers_;
   {
     ByteWriter w;
-    const ListInfo& i = list_.info;
+    const ListInfo& i = info_;
     for (const std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name,
                                  &i.publisher_url, &i.issued, &i.expires}) {
       w.Str(*s);
@@ -614,30 +785,8 @@ void CompiledList::Export(CompiledSections* out) const {
   }
   {
     ByteWriter w;
-    w.U32(static_cast<uint32_t>(list_.rules.size()));
-    for (const Rule& rule : list_.rules) {
-      w.Str(rule.id);
-      w.Str(rule.claim);
-      w.U8(static_cast<uint8_t>(rule.rating));
-      w.U8(static_cast<uint8_t>(rule.severity));
-      w.Strs(rule.regions);
-      w.Strs(rule.languages);
-      w.Strs(rule.patterns);
-      w.Strs(rule.similar);
-      w.Strs(rule.urls);
-      w.Str(rule.review.url);
-      w.Str(rule.review.title);
-      w.Str(rule.review.publisher);
-      w.Str(rule.review.date);
-      // Keyword sets as written are kept for tools that show the rule.
-      w.U32(static_cast<uint32_t>(rule.keywords.size()));
-      for (const KeywordSet& k : rule.keywords) {
-        w.Strs(k.all);
-        w.Strs(k.any);
-        w.Strs(k.none);
-        w.I64(k.within);
-      }
-    }
+    w.U32(static_cast<uint32_t>(rule_count()));
+    w.bytes().append(rule_records_);
     (*out)[SectionTag("RULE")] = std::move(w.bytes());
   }
   {
@@ -645,7 +794,7 @@ void CompiledList::Export(CompiledSections* out) const {
     w.U32(static_cast<uint32_t>(m.patterns.size()));
     for (const CompiledPattern& p : m.patterns) {
       w.U32(p.rule_index);
-      w.Str(p.re->pattern());
+      w.Str(m.PatternText(p));
     }
     (*out)[SectionTag("PATT")] = std::move(w.bytes());
   }
@@ -686,7 +835,6 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
   std::unique_ptr<CompiledList> compiled(new CompiledList());
   Matchers& m = *compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
-  RuleList& list = compiled->list_;
   auto bad = [](const char* section, const std::string& why) {
     return Status(ErrorKind::kFormat,
                   std::string("compiled list: section ") + section + ": " + why);
@@ -701,7 +849,7 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
   }
   {
     ByteReader r(*section("LIST"));
-    ListInfo& i = list.info;
+    ListInfo& i = compiled->info_;
     for (std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name, &i.publisher_url,
                            &i.issued, &i.expires}) {
       r.Str(s);
@@ -712,54 +860,38 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
     if (!r.ok() || !r.at_end()) return bad("LIST", "malformed");
   }
   {
-    ByteReader r(*section("RULE"));
-    uint32_t n = r.U32();
-    if (!r.ok() || n > (section("RULE")->size() / 8))
-      return bad("RULE", "bad rule count");
-    list.rules.resize(n);
-    for (Rule& rule : list.rules) {
-      r.Str(&rule.id);
-      r.Str(&rule.claim);
-      uint8_t rating = r.U8(), severity = r.U8();
-      if (rating >= kRatingCount || severity >= kSeverityCount)
-        return bad("RULE", "bad rating");
-      rule.rating = static_cast<Rating>(rating);
-      rule.severity = static_cast<Severity>(severity);
-      r.Strs(&rule.regions);
-      r.Strs(&rule.languages);
-      r.Strs(&rule.patterns);
-      r.Strs(&rule.similar);
-      r.Strs(&rule.urls);
-      r.Str(&rule.review.url);
-      r.Str(&rule.review.title);
-      r.Str(&rule.review.publisher);
-      r.Str(&rule.review.date);
-      uint32_t k = r.U32();
-      if (!r.ok() || k > 256) return bad("RULE", "malformed");
-      rule.keywords.resize(k);
-      for (KeywordSet& set : rule.keywords) {
-        r.Strs(&set.all);
-        r.Strs(&set.any);
-        r.Strs(&set.none);
-        set.within = static_cast<int>(r.I64());
-      }
-      if (!r.ok()) return bad("RULE", "truncated");
+    // The records are checked once here, then kept as they are.
+    const std::string_view bytes = *section("RULE");
+    ByteReader r(bytes);
+    const uint32_t n = r.U32();
+    if (!r.ok() || n > r.remaining()) return bad("RULE", "bad rule count");
+    const size_t first = r.pos();
+    std::vector<uint32_t>& offsets = compiled->rule_offsets_;
+    offsets.reserve(n + 1);
+    m.rule_has_similar.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      bool has_similar = false;
+      if (!DecodeRecord(&r, nullptr, &has_similar)) return bad("RULE", "malformed");
+      offsets.push_back(static_cast<uint32_t>(r.pos() - first));
+      m.rule_has_similar.push_back(has_similar);
     }
     if (!r.at_end()) return bad("RULE", "trailing bytes");
+    compiled->rule_records_.assign(bytes.substr(first));
   }
-  const size_t rule_count = list.rules.size();
+  const size_t rule_count = compiled->rule_count();
   {
     ByteReader r(*section("PATT"));
     uint32_t n = r.U32();
     if (!r.ok() || n > section("PATT")->size() / 8) return bad("PATT", "bad count");
     m.patterns.reserve(n);
+    m.pattern_text.reserve(section("PATT")->size());
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t rule = r.U32();
-      std::string pattern;
-      if (!r.Str(&pattern) || rule >= rule_count) return bad("PATT", "malformed");
+      std::string_view pattern;
+      if (!r.StrView(&pattern) || rule >= rule_count) return bad("PATT", "malformed");
       // The program is checked when first compiled: a pattern that fails to
       // compile then simply never matches (Match skips it), it cannot crash.
-      m.patterns.push_back({rule, RegexRegistry::Get().Intern(pattern)});
+      m.AddPattern(rule, pattern);
     }
     if (!r.at_end()) return bad("PATT", "trailing bytes");
   }
@@ -794,7 +926,7 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
   }
   {
     ByteReader r(*section("SIMI"));
-    ScanSimilarRules(list, options.similar, &m);
+    ScanSimilarRules(options.similar, &m);
     const bool has_index = r.U8() != 0;
     if (!r.ok() || has_index != m.any_similar) return bad("SIMI", "malformed");
     if (has_index &&
@@ -804,7 +936,17 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
     if (!r.at_end()) return bad("SIMI", "malformed");
     // Written with other similarity options (evaluation only): rebuilt from the
     // restored rules, which gives the index a load from text would.
-    if (has_index && m.similar == nullptr) BuildSimilarIndex(list, options.similar, &m);
+    if (has_index && m.similar == nullptr) {
+      Rule scratch;
+      const CompiledList& c = *compiled;
+      BuildSimilarIndex(
+          rule_count,
+          [&](uint32_t i) -> const Rule& {
+            c.DecodeRule(i, &scratch);
+            return scratch;
+          },
+          options.similar, &m);
+    }
   }
   *out = std::move(compiled);
   return Status::Ok();
@@ -830,7 +972,7 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern.
   for (auto it = candidates.begin(); it != split; ++it) {
     const CompiledPattern& p = m.patterns[*it];
-    const re2::RE2& re = p.re->Get();
+    const re2::RE2& re = m.Regex(p).Get();
     if (!re.ok()) continue;  // checked at load when it could fail; never crash
     re2::StringPiece text(post.text), hit;
     size_t pos = 0;
@@ -921,7 +1063,7 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   if (m.any_similar) hits = m.similar->Search(post, kSimilarMatches);
   for (const SimilarHit& hit : hits) {
     if (hit.score < SimilarIndex::kDefaultThreshold) break;
-    if (list_.rules[hit.rule_index].similar.empty()) continue;
+    if (!m.rule_has_similar[hit.rule_index]) continue;
     out.push_back({hit.rule_index, MatchKind::kSimilar, hit.score,
                    m.similar->Spans(post, hit.rule_index)});
   }
@@ -961,10 +1103,51 @@ std::vector<SimilarHit> CompiledList::Search(
   const Matchers& m = *matchers_;
   if (m.similar_all) return m.similar->Search(post, k, withheld);
   std::call_once(m.search_index_once, [&] {
-    m.search_index =
-        IndexClaims(list_, m.similar_options, [](const Rule&) { return true; });
+    Rule scratch;
+    m.search_index = IndexClaims(
+        rule_count(),
+        [&](uint32_t i) -> const Rule& {
+          DecodeRule(i, &scratch);
+          return scratch;
+        },
+        m.similar_options, [](const Rule&) { return true; });
   });
   return m.search_index->Search(post, k, withheld);
+}
+
+void CompiledList::AddRule(const Rule& rule) {
+  ByteWriter w;
+  w.bytes().swap(rule_records_);
+  EncodeRecord(rule, &w);
+  w.bytes().swap(rule_records_);
+  rule_offsets_.push_back(static_cast<uint32_t>(rule_records_.size()));
+}
+
+void CompiledList::DecodeRule(uint32_t index, Rule* out) const {
+  *out = Rule();
+  ByteReader r(
+      std::string_view(rule_records_)
+          .substr(rule_offsets_[index], rule_offsets_[index + 1] - rule_offsets_[index]));
+  bool has_similar = false;
+  DecodeRecord(&r, out, &has_similar);  // checked when written or imported
+}
+
+const Rule& CompiledList::rule(uint32_t index) const {
+  if (rule_cache_.size() != rule_count()) rule_cache_.resize(rule_count());
+  std::unique_ptr<Rule>& cached = rule_cache_[index];
+  if (cached == nullptr) {
+    cached = std::make_unique<Rule>();
+    DecodeRule(index, cached.get());
+  }
+  return *cached;
+}
+
+std::string_view CompiledList::rule_id(uint32_t index) const {
+  ByteReader r(std::string_view(rule_records_).substr(rule_offsets_[index]));
+  std::string_view id;
+  const uint32_t n = r.Var32();
+  if (!r.ok() || !r.View(n, &id)) return {};  // checked when written or imported
+  return id;
 }
 
 }  // namespace factlens

@@ -19,7 +19,6 @@
 namespace factlens {
 namespace {
 
-constexpr uint32_t kNone = 0xFFFFFFFFu;
 constexpr size_t kMaxExact = 16;       // strings in an exact set
 constexpr size_t kMaxExactBytes = 64;  // length of one exact string
 constexpr int kMaxClassRunes = 4;      // small classes enumerate their runes
@@ -328,25 +327,43 @@ void Prefilter::Build(uint32_t item_count) {
   }
   atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
 
-  // The trie, built from the sorted atoms: a node's children are created in byte
-  // order. Nodes get depth-first ids here and are renumbered breadth-first below.
-  struct Edge {
+  // Each atom's cut: one byte past its longest common prefix with its sorted
+  // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
+  // and no cut atom is a proper prefix of another unless it is a whole atom.
+  auto common = [](std::string_view a, std::string_view b) {
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    return n;
+  };
+  std::vector<uint32_t> cut(atoms.size());
+  {
+    size_t before = 0;
+    for (size_t a = 0; a < atoms.size(); ++a) {
+      const size_t after = a + 1 < atoms.size() ? common(atoms[a], atoms[a + 1]) : 0;
+      cut[a] =
+          static_cast<uint32_t>(std::min(atoms[a].size(), std::max(before, after) + 1));
+      before = after;
+    }
+  }
+
+  // The trie of the cut atoms, built from the sorted atoms: a node's children are
+  // created in byte order. Nodes get depth-first ids here and are renumbered
+  // breadth-first below.
+  struct BuildEdge {
     uint32_t from;
     uint8_t byte;
     uint32_t to;
   };
-  std::vector<Edge> edges;
+  std::vector<BuildEdge> edges;
   std::vector<uint32_t> term(1, kNone), depth(1, 0);
-  std::vector<uint32_t> path;  // node at each depth along the previous atom
+  std::vector<uint32_t> path;  // node at each depth along the previous cut atom
   std::string_view prev;
   for (uint32_t a = 0; a < atoms.size(); ++a) {
-    std::string_view s = atoms[a];
-    size_t common = 0;
-    while (common < s.size() && common < prev.size() && s[common] == prev[common])
-      ++common;
-    path.resize(common + 1);
+    std::string_view s = atoms[a].substr(0, cut[a]);
+    const size_t shared = common(s, prev);
+    path.resize(shared + 1);
     path[0] = 0;
-    for (size_t k = common; k < s.size(); ++k) {
+    for (size_t k = shared; k < s.size(); ++k) {
       uint32_t node = static_cast<uint32_t>(term.size());
       term.push_back(kNone);
       depth.push_back(static_cast<uint32_t>(k + 1));
@@ -358,54 +375,62 @@ void Prefilter::Build(uint32_t item_count) {
   }
   const uint32_t n = static_cast<uint32_t>(term.size());
 
-  // Breadth-first numbering: stable sort of nodes by depth keeps siblings in byte
-  // order and parents before children.
-  std::vector<uint32_t> order(n);
-  for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t x, uint32_t y) { return depth[x] < depth[y]; });
+  // Breadth-first numbering by a counting sort on depth: stable, so siblings stay
+  // in byte order and parents come before children.
   std::vector<uint32_t> id(n);
-  for (uint32_t i = 0; i < n; ++i) id[order[i]] = i;
-
-  edge_begin_.assign(n + 1, 0);
-  for (const Edge& e : edges) ++edge_begin_[id[e.from] + 1];
-  for (uint32_t i = 0; i < n; ++i) edge_begin_[i + 1] += edge_begin_[i];
-  edge_byte_.assign(edges.size(), 0);
-  edge_next_.assign(edges.size(), 0);
   {
-    std::vector<uint32_t> fill(edge_begin_.begin(), edge_begin_.end() - 1);
-    // Edges were created in sorted-atom order, so each node's edges arrive in
-    // increasing byte order.
-    for (const Edge& e : edges) {
+    uint32_t max_depth = 0;
+    for (uint32_t d : depth) max_depth = std::max(max_depth, d);
+    std::vector<uint32_t> first(max_depth + 2, 0);
+    for (uint32_t d : depth) ++first[d + 1];
+    for (uint32_t d = 0; d <= max_depth; ++d) first[d + 1] += first[d];
+    for (uint32_t i = 0; i < n; ++i) id[i] = first[depth[i]]++;
+  }
+
+  // Edges by breadth-first state, each state's in increasing byte order (edges
+  // were created in sorted-atom order).
+  std::vector<uint32_t> edge_begin(n + 1, 0);
+  for (const BuildEdge& e : edges) ++edge_begin[id[e.from] + 1];
+  for (uint32_t i = 0; i < n; ++i) edge_begin[i + 1] += edge_begin[i];
+  std::vector<uint8_t> edge_byte(edges.size());
+  std::vector<uint32_t> edge_next(edges.size());
+  {
+    std::vector<uint32_t> fill(edge_begin.begin(), edge_begin.end() - 1);
+    for (const BuildEdge& e : edges) {
       uint32_t at = fill[id[e.from]]++;
-      edge_byte_[at] = e.byte;
-      edge_next_[at] = id[e.to];
+      edge_byte[at] = static_cast<uint8_t>(e.byte);
+      edge_next[at] = id[e.to];
     }
   }
-  atom_at_.assign(n, kNone);
-  for (uint32_t i = 0; i < n; ++i) atom_at_[id[i]] = term[i];
+  std::vector<BuildEdge>().swap(edges);
+  std::vector<uint32_t> atom_at(n, kNone);
+  for (uint32_t i = 0; i < n; ++i) atom_at[id[i]] = term[i];
+  std::vector<uint32_t>().swap(term);
+  std::vector<uint32_t>().swap(depth);
+  std::vector<uint32_t>().swap(id);
 
   // Failure and dictionary links, in breadth-first order (parents first).
-  fail_.assign(n, 0);
-  dict_.assign(n, kNone);
-  FillRootRow();
+  std::vector<uint32_t> fail(n, 0), dict(n, kNone);
+  std::memset(root_next_, 0, sizeof(root_next_));
+  for (uint32_t e = edge_begin[0]; e < edge_begin[1]; ++e) {
+    root_next_[edge_byte[e]] = edge_next[e];
+  }
   for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = edge_begin_[s]; e < edge_begin_[s + 1]; ++e) {
-      uint32_t child = edge_next_[e];
-      uint8_t c = edge_byte_[e];
+    for (uint32_t e = edge_begin[s]; e < edge_begin[s + 1]; ++e) {
+      uint32_t child = edge_next[e];
+      uint8_t c = edge_byte[e];
       uint32_t f = 0;
       if (s != 0) {
-        uint32_t t = fail_[s];
+        uint32_t t = fail[s];
         for (;;) {
           if (t == 0) {
             f = root_next_[c];
             break;
           }
-          uint32_t lo = edge_begin_[t], hi = edge_begin_[t + 1];
           uint32_t found = kNone;
-          for (uint32_t k = lo; k < hi; ++k) {
-            if (edge_byte_[k] == c) {
-              found = edge_next_[k];
+          for (uint32_t k = edge_begin[t]; k < edge_begin[t + 1]; ++k) {
+            if (edge_byte[k] == c) {
+              found = edge_next[k];
               break;
             }
           }
@@ -413,49 +438,67 @@ void Prefilter::Build(uint32_t item_count) {
             f = found;
             break;
           }
-          t = fail_[t];
+          t = fail[t];
         }
       }
-      fail_[child] = f;
-      dict_[child] = atom_at_[f] != kNone ? f : dict_[f];
+      fail[child] = f;
+      dict[child] = atom_at[f] != kNone ? f : dict[f];
     }
   }
+
+  // The scan form.
+  states_.assign(n, State());
+  edges_.clear();
+  outputs_.clear();
+  tails_.clear();
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint32_t count = edge_begin[s + 1] - edge_begin[s];
+    State& state = states_[s];
+    state.fail = fail[s];
+    state.edge_count = static_cast<uint8_t>(count);  // atoms are lower-cased: < 256
+    if (count == 1) {
+      state.edges = edge_next[edge_begin[s]];
+      state.byte = edge_byte[edge_begin[s]];
+    } else {
+      state.edges = static_cast<uint32_t>(edges_.size());
+      state.byte = 0;
+      for (uint32_t e = edge_begin[s]; e < edge_begin[s + 1]; ++e) {
+        Edge edge;
+        edge.next = edge_next[e];
+        edge.byte = edge_byte[e];
+        edges_.push_back(edge);
+      }
+    }
+    state.output = kNone;
+    if (atom_at[s] != kNone || dict[s] != kNone) {
+      Output o{atom_at[s], dict[s], 0, 0};
+      if (o.atom != kNone) {
+        const std::string_view tail = atoms[o.atom].substr(cut[o.atom]);
+        o.tail_begin = static_cast<uint32_t>(tails_.size());
+        o.tail_size = static_cast<uint32_t>(tail.size());
+        tails_.append(tail);
+      }
+      state.output = static_cast<uint32_t>(outputs_.size());
+      outputs_.push_back(o);
+    }
+  }
+  edges_.shrink_to_fit();
+  outputs_.shrink_to_fit();
+  tails_.shrink_to_fit();
   pending_.clear();
   pending_.shrink_to_fit();
-  Pack();
-}
-
-void Prefilter::Pack() {
-  const size_t n = fail_.size();
-  states_.resize(n);
-  for (size_t s = 0; s < n; ++s) {
-    const uint32_t count = edge_begin_[s + 1] - edge_begin_[s];
-    State& state = states_[s];
-    state.fail = fail_[s];
-    state.output = atom_at_[s] != kNone || dict_[s] != kNone;
-    if (count == 1) {
-      state.edges = edge_next_[edge_begin_[s]];
-      state.byte = edge_byte_[edge_begin_[s]];
-      state.edge_count = 1;
-    } else {
-      // A state has at most 256 edges (one per byte).
-      state.edges = edge_begin_[s];
-      state.byte = 0;
-      state.edge_count = static_cast<uint16_t>(count);
-    }
-  }
-  edges_.resize(edge_next_.size());
-  for (size_t e = 0; e < edges_.size(); ++e) edges_[e] = {edge_next_[e], edge_byte_[e]};
-  // (Single edges stay in edges_ too: Serialize reads the edges from there.)
-  for (auto* v : {&edge_begin_, &edge_next_, &fail_}) std::vector<uint32_t>().swap(*v);
-  std::vector<uint8_t>().swap(edge_byte_);
 }
 
 void Prefilter::FillRootRow() {
   std::memset(root_next_, 0, sizeof(root_next_));
-  if (edge_begin_.size() < 2) return;
-  for (uint32_t e = edge_begin_[0]; e < edge_begin_[1]; ++e) {
-    root_next_[edge_byte_[e]] = edge_next_[e];
+  if (states_.empty()) return;
+  const State& root = states_[0];
+  if (root.edge_count == 1) {
+    root_next_[root.byte] = root.edges;
+  } else {
+    for (uint32_t e = root.edges; e < root.edges + root.edge_count; ++e) {
+      root_next_[edges_[e].byte] = edges_[e].next;
+    }
   }
 }
 
@@ -476,9 +519,18 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   for (uint32_t i : always_) item_seen_[i] = epoch_;
   const State* states = states_.data();
   const Edge* edges = edges_.data();
+  // True if the text after position `end` starts with `tail` (lower-cased).
+  auto tail_follows = [&](size_t end, const Output& o) {
+    if (o.tail_size > text.size() - end) return false;
+    const char* tail = tails_.data() + o.tail_begin;
+    for (uint32_t k = 0; k < o.tail_size; ++k) {
+      if (LowerAscii(text[end + k]) != tail[k]) return false;
+    }
+    return true;
+  };
   uint32_t s = 0;
-  for (unsigned char raw : text) {
-    const uint8_t c = static_cast<uint8_t>(LowerAscii(static_cast<char>(raw)));
+  for (size_t i = 0; i < text.size(); ++i) {
+    const uint8_t c = static_cast<uint8_t>(LowerAscii(text[i]));
     for (;;) {
       if (s == 0) {
         s = root_next_[c];
@@ -502,10 +554,16 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
       }
       s = state.fail;
     }
-    if (!states[s].output) continue;
-    for (uint32_t t = atom_at_[s] != kNone ? s : dict_[s]; t != kNone; t = dict_[t]) {
-      uint32_t a = atom_at_[t];
-      if (atom_seen_[a] == epoch_) break;  // this atom and its suffixes were handled
+    // Every atom whose cut ends here (this state's, then its dictionary chain's),
+    // if its tail follows. An atom seen before may have a suffix whose tail did
+    // not follow then, so the chain is always walked to its end.
+    for (uint32_t t = s; t != kNone;) {
+      const uint32_t out_index = states[t].output;
+      if (out_index == kNone) break;
+      const Output& o = outputs_[out_index];
+      t = o.dict;
+      const uint32_t a = o.atom;
+      if (a == kNone || atom_seen_[a] == epoch_ || !tail_follows(i + 1, o)) continue;
       atom_seen_[a] = epoch_;
       for (uint32_t k = atom_item_begin_[a]; k < atom_item_begin_[a + 1]; ++k) {
         const uint32_t item = atom_items_[k] / kMaxGroups;
@@ -526,26 +584,11 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
 }
 
 void Prefilter::Serialize(ByteWriter* w) const {
-  std::vector<uint32_t> edge_begin, edge_next, fail;
-  std::vector<uint8_t> edge_byte;
-  uint32_t next_edge = 0;
-  for (const State& s : states_) {
-    edge_begin.push_back(next_edge);
-    next_edge += s.edge_count;
-    fail.push_back(s.fail);
-  }
-  edge_begin.push_back(static_cast<uint32_t>(edges_.size()));
-  for (const Edge& e : edges_) {
-    edge_next.push_back(e.next);
-    edge_byte.push_back(e.byte);
-  }
   w->U32(item_count_);
-  w->Vec(edge_begin);
-  w->Vec(edge_byte);
-  w->Vec(edge_next);
-  w->Vec(fail);
-  w->Vec(atom_at_);
-  w->Vec(dict_);
+  w->Vec(states_);
+  w->Vec(edges_);
+  w->Vec(outputs_);
+  w->Str(tails_);
   w->Vec(atom_item_begin_);
   w->Vec(atom_items_);
   w->Vec(item_groups_);
@@ -554,15 +597,16 @@ void Prefilter::Serialize(ByteWriter* w) const {
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
-  if (!r->Vec(&edge_begin_) || !r->Vec(&edge_byte_) || !r->Vec(&edge_next_) ||
-      !r->Vec(&fail_) || !r->Vec(&atom_at_) || !r->Vec(&dict_) ||
+  if (!r->Vec(&states_) || !r->Vec(&edges_) || !r->Vec(&outputs_) || !r->Str(&tails_) ||
       !r->Vec(&atom_item_begin_) || !r->Vec(&atom_items_) || !r->Vec(&item_groups_) ||
       !r->Vec(&always_)) {
     return false;
   }
-  if (!Validate()) return false;
+  if (!Validate()) {
+    states_.clear();
+    return false;
+  }
   FillRootRow();
-  Pack();
   atom_seen_.clear();
   item_seen_.clear();
   epoch_ = 0;
@@ -570,18 +614,8 @@ bool Prefilter::Deserialize(ByteReader* r) {
 }
 
 bool Prefilter::Validate() const {
-  const size_t n = fail_.size();
-  if (n == 0 || edge_begin_.size() != n + 1 || atom_at_.size() != n || dict_.size() != n)
-    return false;
-  if (edge_byte_.size() != edge_next_.size() || edge_begin_[0] != 0 ||
-      edge_begin_[n] != edge_next_.size())
-    return false;
-  for (size_t i = 0; i < n; ++i) {
-    if (edge_begin_[i] > edge_begin_[i + 1]) return false;
-  }
-  for (uint32_t t : edge_next_) {
-    if (t == 0 || t >= n) return false;
-  }
+  const size_t n = states_.size();
+  if (n == 0) return false;
   if (atom_item_begin_.empty() || atom_item_begin_[0] != 0 ||
       atom_item_begin_.back() != atom_items_.size())
     return false;
@@ -600,14 +634,38 @@ bool Prefilter::Validate() const {
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
-  // Failure links must point to shallower (earlier, breadth-first) states, so the
-  // scan's failure walk always ends at the root; dictionary links likewise.
-  for (size_t s = 1; s < n; ++s) {
-    if (fail_[s] >= s) return false;
-    if (dict_[s] != kNone && (dict_[s] >= s || atom_at_[dict_[s]] == kNone)) return false;
-    if (atom_at_[s] != kNone && atom_at_[s] >= atoms) return false;
+  for (const Edge& e : edges_) {
+    if (e.next == 0 || e.next >= n || e.zero[0] || e.zero[1] || e.zero[2]) return false;
   }
-  if (fail_[0] != 0 || dict_[0] != kNone || atom_at_[0] != kNone) return false;
+  // Failure links must point to shallower (earlier, breadth-first) states, so the
+  // scan's failure walk always ends at the root; dictionary links likewise, to
+  // states with an atom of their own.
+  for (size_t s = 0; s < n; ++s) {
+    const State& state = states_[s];
+    if (state.zero != 0) return false;
+    if (s == 0 ? state.fail != 0 : state.fail >= s) return false;
+    if (state.edge_count == 1) {
+      if (state.edges == 0 || state.edges >= n) return false;
+    } else if (state.edges > edges_.size() ||
+               state.edge_count > edges_.size() - state.edges) {
+      return false;
+    }
+    if (state.output == kNone) continue;
+    if (state.output >= outputs_.size()) return false;
+    const Output& o = outputs_[state.output];
+    if (o.atom == kNone && o.dict == kNone) return false;
+    if (o.atom != kNone && (o.atom >= atoms || o.tail_begin > tails_.size() ||
+                            o.tail_size > tails_.size() - o.tail_begin)) {
+      return false;
+    }
+    if (o.dict != kNone) {
+      if (o.dict >= s || states_[o.dict].output == kNone ||
+          states_[o.dict].output >= outputs_.size() ||
+          outputs_[states_[o.dict].output].atom == kNone) {
+        return false;
+      }
+    }
+  }
   return true;
 }
 

@@ -266,6 +266,10 @@ class IdMap64 {
     }
   }
   size_t size() const { return size_; }
+  // Makes room for `n` keys in all, so that adding them never rehashes.
+  void Reserve(size_t n) {
+    while (n * 4 > ids_.size() * 3) Grow();
+  }
   // Returns the keys in id order.
   std::vector<uint64_t> Keys() const {
     std::vector<uint64_t> keys(size_);
@@ -454,7 +458,9 @@ struct SimilarIndex::Impl {
     return options.stemming ? stem_envs.Stem(stemmer, word) : word;
   }
 
-  // Derives postings, idf, norms and scratch space from the documents.
+  // Derives postings from the documents (Build; Deserialize reads them instead).
+  void BuildPostings();
+  // Derives idf, norms and scratch space from the documents and postings.
   void Finish();
 
   // Returns the cached terms of `word`, computing them on first sight. The result
@@ -627,11 +633,12 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
     for (int f = 0; f < kFieldCount; ++f) doc.terms[f] = CountTerms(&field_ids[f]);
     x.docs.push_back(std::move(doc));
   }
+  x.BuildPostings();
   x.Finish();
   return std::unique_ptr<SimilarIndex>(new SimilarIndex(std::move(impl)));
 }
 
-void SimilarIndex::Impl::Finish() {
+void SimilarIndex::Impl::BuildPostings() {
   Impl& x = *this;
   // Postings from the documents' term lists: count, then fill in document order.
   for (int f = 0; f < kFieldCount; ++f) {
@@ -650,6 +657,12 @@ void SimilarIndex::Impl::Finish() {
       for (const TermFreq& t : x.docs[d].terms[f])
         p.items[fill[t.first]++] = {d, t.second};
     }
+  }
+}
+
+void SimilarIndex::Impl::Finish() {
+  Impl& x = *this;
+  for (int f = 0; f < kFieldCount; ++f) {
     // Field lengths (tokens), then BM25's normalisation by the average length.
     x.doc_norm[f].assign(x.docs.size(), 0);
     double total = 0;
@@ -690,8 +703,9 @@ void SimilarIndex::Impl::Finish() {
 }
 
 // ---- the SIMI section of the compiled form -----------------------------------------
-// Options, weights, languages, the dictionaries' keys in id order, and each claim's
-// phrasings and term lists; postings, idf and norms are derived again (Finish).
+// Options, weights, languages, the dictionaries' keys in id order, each claim's
+// phrasings and term lists, then each field's postings; idf, norms and scratch space
+// are derived again (Finish).
 
 namespace {
 
@@ -752,6 +766,12 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
     }
     for (const auto& terms : doc.terms) WriteTerms(w, terms);
   }
+  // The postings as they are in memory: reading them is a copy, where deriving
+  // them from the documents is a scattered write per term of every claim.
+  for (const PostingLists& p : x.postings) {
+    w->Vec(p.begin);
+    w->Vec(p.items);
+  }
 }
 
 bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
@@ -779,6 +799,7 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   for (IdMap64* map : {&x.words, &x.bigrams, &x.chars}) {
     std::vector<uint64_t> keys;
     if (!r->Vec(&keys)) return false;
+    map->Reserve(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       if (map->Add(keys[i]) != i) return r->Fail();  // a repeated key
     }
@@ -805,6 +826,25 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
     for (int f = 0; f < kFieldCount; ++f) {
       if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &doc.terms[f]))
         return false;
+    }
+  }
+  for (int f = 0; f < kFieldCount; ++f) {
+    PostingLists& p = x.postings[f];
+    if (!r->Vec(&p.begin) || !r->Vec(&p.items)) return false;
+    // Every posting names a document, and every term's run is in range; the
+    // frequencies are the documents' (checked against them, term by term, would
+    // cost what deriving them does; a wrong one only changes a score).
+    if (p.begin.size() != field_terms[f] + 1 || p.begin[0] != 0 ||
+        p.begin.back() != p.items.size()) {
+      return r->Fail();
+    }
+    for (size_t t = 0; t + 1 < p.begin.size(); ++t) {
+      if (p.begin[t] > p.begin[t + 1]) return r->Fail();
+    }
+    for (const Posting& posting : p.items) {
+      // (A NaN fails the comparison too.)
+      if (posting.doc >= doc_count || !(posting.tf >= 1 && posting.tf <= 1e9f))
+        return r->Fail();
     }
   }
   if (!same_options) return true;  // valid, but for other options: the caller rebuilds

@@ -103,6 +103,11 @@ class ByteReader {
     pos_ += n;
     return true;
   }
+  // Str without a copy: *s views the input.
+  bool StrView(std::string_view* s) {
+    uint32_t n = U32();
+    return ok_ && View(n, s);
+  }
   bool Strs(std::vector<std::string>* v) {
     uint32_t n = U32();
     // Each string takes at least its 4-byte length: bound the count first.
@@ -143,6 +148,7 @@ class ByteReader {
   }
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == in_.size(); }
+  size_t remaining() const { return in_.size() - pos_; }
   size_t pos() const { return pos_; }
   bool Fail() {
     ok_ = false;

@@ -110,13 +110,31 @@ class CompiledList {
                                  const std::vector<uint32_t>& withheld = {}) const;
   static constexpr size_t kSimilarMatches = 5;
 
-  const RuleList& list() const { return list_; }
+  const ListInfo& info() const { return info_; }
+  size_t rule_count() const { return rule_offsets_.size() - 1; }
+  // Returns rule `index` (< rule_count()). Rules are kept as compact records and
+  // decoded on first need; the reference stays valid as long as the list. Not
+  // thread-safe (like Match): it fills a cache.
+  const Rule& rule(uint32_t index) const;
+  // Returns the id of rule `index` without decoding the rest of it.
+  std::string_view rule_id(uint32_t index) const;
 
   struct Matchers;  // opaque: the matchers and their prefilter (match.cc)
 
  private:
   CompiledList();
-  RuleList list_;
+  // Appends `rule` to the rule records.
+  void AddRule(const Rule& rule);
+  // Decodes rule `index` into *out.
+  void DecodeRule(uint32_t index, Rule* out) const;
+
+  ListInfo info_;
+  // The rules as records (the RULE section's; match.cc): a 100k-rule list's Rule
+  // objects, with a heap block for each string and array, take about twice the
+  // memory, and importing them would allocate a million times.
+  std::string rule_records_;
+  std::vector<uint32_t> rule_offsets_{0};  // rule i: [rule_offsets_[i], [i + 1])
+  mutable std::vector<std::unique_ptr<Rule>> rule_cache_;
   std::unique_ptr<Matchers> matchers_;
 };
 
