@@ -15,10 +15,10 @@
 // container only where its adapter says that is safe (adapter.reorder: old Reddit),
 // and moved back when it is shown anyway, no longer demoted, or factlens is switched
 // off; everywhere else it stays where the site put it. The reader's settings live in
-// chrome.storage.local: `siteSwitches` (per site and per host on/off) and `dismissedPosts` ("not this post",
-// hashed post keys); neither ever leaves the browser. A "not this post" in one tab
-// reaches the other open tabs when they next read the settings (reload or a change
-// made in the options page or popup).
+// chrome.storage.local: `siteSwitches` (per site and per host on/off) and
+// `dismissedPosts` ("not this post", hashed post keys); neither ever leaves the
+// browser. A "not this post" in one tab reaches the other open tabs when they next
+// read the settings (reload or a change made in the options page or popup).
 (() => {
   const BATCH = 200;
   const CACHE_MAX = 5000;
