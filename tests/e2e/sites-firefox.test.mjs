@@ -1,9 +1,10 @@
 // The packaged extension on the fixture copies of each supported site
 // (tests/fixtures/sites/) in Firefox ESR (Debian's, through puppeteer-core over
 // WebDriver BiDi, tests/e2e/browsers.mjs): the right posts labelled, demoted and hidden,
-// nothing else touched, the sites' own scripts still working, and no request but the
-// pages' own and the list downloads. sites.test.mjs runs the same fixtures (and the
-// reader's controls) in Chromium.
+// nothing else touched, the sites' own scripts still working, old Reddit's demoted
+// posts moved below and back, the reader's controls from the keyboard and the popup,
+// and no request but the pages' own and the list downloads. sites.test.mjs runs the
+// same fixtures in Chromium (and the badge, which only Chromium's worker can be asked).
 //
 // Host names: Firefox goes through browsers.mjs's recording proxy for everything; the
 // proxy tunnels https (CONNECT) for the fixture host names on the fixture server's
@@ -76,11 +77,13 @@ const shot = (page, name) => page.screenshot(join(ARTIFACTS, `firefox-${name}.pn
 // The text of the element `selector` finds; puppeteer's `>>>` pierces open shadow roots.
 const textOf = (page, selector) => page.raw.$eval(selector, (el) => el.textContent);
 
-// Presses `action`'s button in the closed shadow root of the overlay of post `fixture`
-// the way a keyboard reader does: Tab from the last focusable element before the
-// overlay reaches its first button ("show anyway" in a demoted or hidden notice),
-// Enter presses it. (No script, the test's included, can reach into a closed root.)
-async function pressOverlayButton(page, fixture) {
+// Presses a button in the closed shadow root of the overlay of post `fixture` the way a
+// keyboard reader does: from the last focusable element before the overlay, `tabs`
+// presses of Tab (1: a notice's "show anyway"; 3 in a label: the review link, "why?",
+// "not this post"), then Enter. (No script, the test's included, can reach into a
+// closed root.)
+async function pressOverlayButton(page, fixture, tabs = 1) {
+  await page.raw.bringToFront();  // keys go to the front tab
   const ready = await page.evaluate((f) => {
     const host = document.querySelector(`[data-fixture="${f}"]`).previousElementSibling;
     if (!host?.hasAttribute('data-factlens-overlay')) return 'no overlay';
@@ -93,7 +96,7 @@ async function pressOverlayButton(page, fixture) {
     return document.activeElement === from ? 'ok' : 'focus refused';
   }, fixture);
   assert.equal(ready, 'ok');
-  await page.raw.keyboard.press('Tab');
+  for (let i = 0; i < tabs; i++) await page.raw.keyboard.press('Tab');
   assert.equal(await page.evaluate((f) => document.activeElement ===
     document.querySelector(`[data-fixture="${f}"]`).previousElementSibling, fixture), true,
   `Tab reaches the overlay of ${fixture}`);
@@ -303,6 +306,38 @@ test('Firefox, Threads and LinkedIn (classic and SDUI)', async () => {
   await shot(page, 'linkedin-sdui');
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test('Firefox, reader controls: the popup\'s count, not this post from the keyboard, the site switch', async () => {
+  const page = await open('www.threads.net');
+  await waitLabels(page, [['t-C1aaa', 'demoted'], ['t-C1ccc', 'label']]);
+  // The popup is about the active tab: the site's, brought to the front.
+  const options = await firefox.openExtensionPage('pages/options.html');
+  await page.raw.bringToFront();
+  const tabIds = await options.evaluate(async () =>
+    (await chrome.tabs.query({ active: true })).map((t) => t.id));
+  assert.equal(tabIds.length, 1, 'one active tab');
+  await options.close();
+  const popup = await firefox.openExtensionPage(`pages/popup.html?tab=${tabIds[0]}`);
+  await popup.waitForFunction(() => document.querySelectorAll('#claims li').length === 2);
+  assert.match(await popup.textContent('#found'), /Found on this page: 2 posts/);
+  assert.equal(await popup.textContent('#site-name'), 'factlens on www.threads.net');
+  await popup.screenshot(join(ARTIFACTS, 'firefox-popup-found.png'));
+
+  await pressOverlayButton(page, 't-C1ccc', 3);
+  await waitLabels(page, [['t-C1aaa', 'demoted']]);
+  await popup.click('#site-switch');
+  await waitLabels(page, []);
+  await assertTouchedOnly(page, []);
+  await popup.click('#site-switch');
+  await waitLabels(page, [['t-C1aaa', 'demoted']]);
+  // Forgetting the exceptions (options page) brings the dismissed label back.
+  const settings = await firefox.openExtensionPage('pages/options.html');
+  await settings.waitForFunction(() => !document.getElementById('dismissed-clear').disabled);
+  await settings.click('#dismissed-clear');
+  await waitLabels(page, [['t-C1aaa', 'demoted'], ['t-C1ccc', 'label']]);
+  assert.deepEqual(errors, []);
+  await Promise.all([page.close(), popup.close(), settings.close()]);
 });
 
 test('Firefox, privacy: scrolling through every site, only the pages and the list downloads are requested', async () => {
