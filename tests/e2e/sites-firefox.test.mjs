@@ -78,25 +78,29 @@ const shot = (page, name) => page.screenshot(join(ARTIFACTS, `firefox-${name}.pn
 const textOf = (page, selector) => page.raw.$eval(selector, (el) => el.textContent);
 
 // Presses a button in the closed shadow root of the overlay of post `fixture` the way a
-// keyboard reader does: from the last focusable element before the overlay, `tabs`
-// presses of Tab (1: a notice's "show anyway"; 3 in a label: the review link, "why?",
-// "not this post"), then Enter. (No script, the test's included, can reach into a
-// closed root.)
+// keyboard reader does: from the last focusable element of the page before the
+// overlay, Tab through the overlays in between (a notice has one tab stop, "show
+// anyway"; a label three: the review link, "why?", "not this post") and `tabs` more
+// inside this one (1: a notice's "show anyway"; 3: a label's "not this post"), then
+// Enter. (No script, the test's included, can reach into a closed root.)
 async function pressOverlayButton(page, fixture, tabs = 1) {
   await page.raw.bringToFront();  // keys go to the front tab
-  const ready = await page.evaluate((f) => {
+  const between = await page.evaluate((f) => {
     const host = document.querySelector(`[data-fixture="${f}"]`).previousElementSibling;
     if (!host?.hasAttribute('data-factlens-overlay')) return 'no overlay';
-    const focusable = [...document.querySelectorAll('a[href], button, [tabindex="0"]')]
-      .filter((el) => el.compareDocumentPosition(host) & Node.DOCUMENT_POSITION_FOLLOWING &&
-                      el.getClientRects().length);
-    const from = focusable.at(-1);
+    const before = (el) => el.compareDocumentPosition(host) & Node.DOCUMENT_POSITION_FOLLOWING &&
+      el.getClientRects().length;
+    const from = [...document.querySelectorAll('a[href], button, [tabindex="0"]')]
+      .filter((el) => before(el) && !el.closest('[data-factlens-overlay]')).at(-1);
     if (!from) return 'nothing to tab from';
     from.focus();
-    return document.activeElement === from ? 'ok' : 'focus refused';
+    if (document.activeElement !== from) return 'focus refused';
+    return [...document.querySelectorAll('[data-factlens-overlay]')]
+      .filter((h) => before(h) && from.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING)
+      .reduce((stops, h) => stops + (h.dataset.state === 'label' ? 3 : 1), 0);
   }, fixture);
-  assert.equal(ready, 'ok');
-  for (let i = 0; i < tabs; i++) await page.raw.keyboard.press('Tab');
+  assert.equal(typeof between, 'number', between);
+  for (let i = 0; i < between + tabs; i++) await page.raw.keyboard.press('Tab');
   assert.equal(await page.evaluate((f) => document.activeElement ===
     document.querySelector(`[data-fixture="${f}"]`).previousElementSibling, fixture), true,
   `Tab reaches the overlay of ${fixture}`);
@@ -185,12 +189,25 @@ test('Firefox, Reddit (old): demoted posts below the others, back in place on sh
   await page.click('[data-fixture="rc-k1"] > .entry a.vote');
   assert.equal(await page.textContent('[data-fixture="rc-k1"] > .entry a.vote'), 'upvote 1');
   // The next page appended (never-ending reddit): demoted posts below its undemoted one.
+  // The reader's keyboard focus is on the "show anyway" of a moved post meanwhile: that
+  // one is not moved from under the focus, and moves once the focus leaves it.
+  // (Shift+Tab from the listing's "next" link: the last tab stop before it is that button.)
+  await page.evaluate(() => document.querySelector('#siteTable .nav-buttons a').focus());
+  await page.raw.keyboard.down('Shift');
+  await page.raw.keyboard.press('Tab');
+  await page.raw.keyboard.up('Shift');
   await page.evaluate(() => window.loadMore());
   expected = [...expected, ['ro-o6', 'demoted']];
   await waitLabels(page, expected);
   await page.waitForFunction(() => document.querySelector('#siteTable > .nav-buttons')
     .previousElementSibling.previousElementSibling.dataset.fixture === 'ro-o6');
-  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o1', 'ro-o4', 'ro-o6']);
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o4', 'ro-o7', 'ro-o1', 'ro-o6']);
+  assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture), 'ro-o4');
+  await page.raw.keyboard.press('Tab');
+  await page.waitForFunction(() => document.querySelector('[data-fixture="ro-o7"]')
+    .compareDocumentPosition(document.querySelector('[data-fixture="ro-o4"]')) & Node.DOCUMENT_POSITION_FOLLOWING);
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o1', 'ro-o6']);
+  assert.equal(await page.evaluate(() => document.activeElement?.closest('.thing')?.dataset.fixture), 'ro-o7');
   await shot(page, 'reddit-old-moved');
   // Show anyway, from the keyboard: back in its place, the focus on its label there.
   await pressOverlayButton(page, 'ro-o1');
