@@ -201,8 +201,9 @@
     return nodes;
   }
 
-  // Element.moveBefore (Chromium 133+) keeps the focus and state of what it moves;
-  // elsewhere (or where it refuses) insertBefore.
+  // Element.moveBefore (Debian's Chromium 156 and Firefox ESR 153 have it) keeps the
+  // state of what it moves (focus, iframes, transitions); where it is missing or
+  // refuses, insertBefore.
   function moveNodes(nodes, parent, before) {
     for (const node of nodes) {
       if (typeof parent.moveBefore === 'function') {
