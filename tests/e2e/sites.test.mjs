@@ -6,7 +6,7 @@
 // working; the reader's switches, "not this post" and the popup work; and, scrolling
 // through every site, the browser makes no request but the pages' own and the list
 // downloads, none of them carrying post text. Screenshots of each state are saved in
-// build/test-artifacts/sites/.
+// build/test-artifacts/sites/. sites-firefox.test.mjs runs the fixtures in Firefox ESR.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, mkdtemp, rm, mkdir } from 'node:fs/promises';
