@@ -6,6 +6,11 @@
 // the generic one comes last and takes only what no site adapter claims, so a site
 // whose markup changed falls back to it instead of losing its labels.
 //
+// An adapter may also say where a demoted post can safely be moved below the others:
+// reorder(post) returns { container, trailing } (the post's parent and the site's own
+// separator nodes after it that belong to it) or null. Only sites whose markup no
+// framework owns have it (old Reddit); content.js moves nothing anywhere else.
+//
 // Keys come from the post's own identity (status id, permalink, data-urn, comment id),
 // never from the node: sites unmount, re-create and reuse nodes for other posts. Where
 // a site shows no id, the key is a hash of the text (the same text is the same post).
@@ -250,7 +255,14 @@ const REDDIT_NEW_ADAPTER = Object.freeze({
 
 // Reddit, old: .thing with data-fullname (t3_ link posts, t1_ comments). A comment's
 // own text is its entry's .md; replies are nested .things and read on their own.
+//
+// The one adapter that lets a demoted post move (reorder, below): old Reddit's listing
+// is server-rendered HTML that its jQuery scripts (and RES) find by class and handle
+// by delegated events, never by position, and no framework re-renders the listing
+// from state, so a .thing moved within #siteTable stays where it is put and keeps
+// working. Only link posts of the listing move: a comment's place is its thread.
 const REDDIT_OLD = '.thing[data-fullname^="t3_"], .thing[data-fullname^="t1_"]';
+const REDDIT_OLD_LISTING = '#siteTable, .sitetable.linklisting';
 const REDDIT_OLD_ADAPTER = Object.freeze({
   name: 'reddit-old',
   site: 'reddit',
@@ -269,6 +281,17 @@ const REDDIT_OLD_ADAPTER = Object.freeze({
       author: post.getAttribute('data-author'),
       get permalink() { return absolute(permalink); },
     };
+  },
+  // A listed link post and the empty div.clearleft the listing puts after each .thing
+  // (it ends the thing's floats: it goes with the thing, or the layout breaks).
+  reorder(post) {
+    const container = post.parentElement;
+    if (!post.matches('.thing[data-fullname^="t3_"]') || !container?.matches(REDDIT_OLD_LISTING)) {
+      return null;
+    }
+    const next = post.nextElementSibling;
+    const trailing = next?.matches('.clearleft:empty') ? [next] : [];
+    return { container, trailing };
   },
 });
 

@@ -9,13 +9,16 @@
 // keeps every text it was shown with (truncated then expanded, original then
 // translated) and the strongest verdict among them wins.
 //
-// Nothing is moved or removed from the page: a demoted or hidden post gets an inline
+// Nothing is removed from the page: a demoted or hidden post gets an inline
 // display:none (an attribute change, which React-owned nodes survive) and the overlay
-// is a sibling before it. The reader's settings live in chrome.storage.local:
-// `siteSwitches` (per site and per host on/off) and `dismissedPosts` ("not this post",
-// hashed post keys); neither ever leaves the browser. A "not this post" in one tab
-// reaches the other open tabs when they next read the settings (reload or a change
-// made in the options page or popup).
+// is a sibling before it. A demoted post is moved below the undemoted posts of its
+// container only where its adapter says that is safe (adapter.reorder: old Reddit),
+// and moved back when it is shown anyway, no longer demoted, or factlens is switched
+// off; everywhere else it stays where the site put it. The reader's settings live in
+// chrome.storage.local: `siteSwitches` (per site and per host on/off) and
+// `dismissedPosts` ("not this post", hashed post keys); neither ever leaves the
+// browser. A "not this post" in one tab reaches the other open tabs when they next
+// read the settings (reload or a change made in the options page or popup).
 (() => {
   const BATCH = 200;
   const CACHE_MAX = 5000;
@@ -35,6 +38,12 @@
   const verdicts = new Map();  // text -> verdict (insertion order: oldest first)
   const keyTexts = new Map();  // post key -> texts seen for it (oldest first)
   const revealedKeys = new Set();  // posts the reader chose to see anyway
+  // Demoted posts moved below the others: post -> { anchor, trailing }; the anchor is a
+  // comment node left at the post's place, so it goes back exactly there.
+  const moved = new Map();
+  const unsettled = new Set();  // containers whose demoted posts are to be put below
+  const focusHeld = new Set();  // containers where a move waits for the focus to leave
+  let settling = false;
   let dismissed = new Set();  // hashText(key) of posts marked "not this post"
   let switches = { sites: {}, hosts: {} };
   let enabled = false;
@@ -183,6 +192,114 @@
   const shows = (state) =>
     enabled && state.verdict.action !== 'none' && !dismissed.has(state.hash);
 
+  // The nodes that move together: our overlay (just before the post), the post, and
+  // the site's own separators the adapter names as belonging to it.
+  function unitNodes(element, trailing) {
+    const host = states.get(element)?.overlay?.host;
+    const nodes = host?.isConnected && host.nextElementSibling === element ? [host, element] : [element];
+    for (const node of trailing) if (node.parentNode === element.parentNode) nodes.push(node);
+    return nodes;
+  }
+
+  // Element.moveBefore (Debian's Chromium 156 and Firefox ESR 153 have it) keeps the
+  // state of what it moves (focus, iframes, transitions); where it is missing or
+  // refuses, insertBefore.
+  function moveNodes(nodes, parent, before) {
+    for (const node of nodes) {
+      if (typeof parent.moveBefore === 'function') {
+        try {
+          parent.moveBefore(node, before);
+          continue;
+        } catch {
+          // fall through
+        }
+      }
+      parent.insertBefore(node, before);
+    }
+  }
+
+  const holdsFocus = (nodes) => {
+    const active = document.activeElement;
+    return Boolean(active) && active !== document.body && nodes.some((n) => n.contains(active));
+  };
+
+  // Puts the demoted posts of each unsettled container after its last undemoted post,
+  // in their own order; never across containers. A post holding the keyboard focus is
+  // not moved from under the reader: it waits until the focus leaves it.
+  function settle() {
+    settling = false;
+    for (const container of unsettled) {
+      unsettled.delete(container);
+      if (!enabled || !container.isConnected) continue;
+      const units = [];
+      for (const child of container.children) {
+        const state = states.get(child);
+        const reorder = (state?.adapter ?? page.adapterFor(child))?.reorder?.(child);
+        if (reorder?.container !== container) continue;
+        units.push({ element: child, trailing: reorder.trailing,
+                     demoted: state?.overlay?.state === 'demoted' });
+      }
+      let last = -1;
+      units.forEach((unit, i) => { if (!unit.demoted) last = i; });
+      if (last <= 0) continue;
+      let end = unitNodes(units[last].element, units[last].trailing).at(-1);
+      for (const unit of units.slice(0, last)) {
+        if (!unit.demoted) continue;
+        const nodes = unitNodes(unit.element, unit.trailing);
+        if (holdsFocus(nodes)) {
+          focusHeld.add(container);
+          continue;
+        }
+        if (!moved.has(unit.element)) {
+          const anchor = document.createComment('factlens: a demoted post was here');
+          nodes[0].before(anchor);
+          moved.set(unit.element, { anchor, trailing: unit.trailing });
+        }
+        moveNodes(nodes, container, end.nextSibling);
+        end = nodes.at(-1);
+      }
+    }
+  }
+
+  function unsettle(container) {
+    unsettled.add(container);
+    if (!settling) {
+      settling = true;
+      queueMicrotask(settle);  // once, after every post drawn in this task
+    }
+  }
+
+  // A moved post goes back to its anchor (if both are still in the same container).
+  function restore(element) {
+    const move = moved.get(element);
+    if (!move) return;
+    moved.delete(element);
+    const { anchor } = move;
+    if (anchor.isConnected && element.parentNode === anchor.parentNode) {
+      moveNodes(unitNodes(element, move.trailing), anchor.parentNode, anchor);
+    }
+    anchor.remove();
+  }
+
+  // After a post is drawn: back in place unless it is demoted, and its container put in
+  // order (a new undemoted post, say, appended below the moved ones).
+  function arrange(element) {
+    const state = states.get(element);
+    const reorder = state?.adapter?.reorder;
+    if (!reorder) return;
+    if (!enabled || state.overlay?.state !== 'demoted') restore(element);
+    const container = reorder(element)?.container;
+    if (container) unsettle(container);
+  }
+
+  document.addEventListener('focusout', () => {
+    if (!focusHeld.size) return;
+    setTimeout(() => {  // once the focus has landed elsewhere
+      for (const container of focusHeld) unsettle(container);
+      focusHeld.clear();
+    }, 0);
+  }, true);
+
   function draw(element) {
     const state = states.get(element);
     const show = shows(state);
@@ -193,6 +310,9 @@
         onReveal: () => {
           const current = states.get(element);
           if (current) revealedKeys.add(current.key);
+          // Synchronously: the overlay focuses its label after this returns, in its
+          // place again.
+          arrange(element);
         },
         onDismiss: () => {
           const current = states.get(element);
@@ -206,9 +326,10 @@
       state.overlay.update(show ? state.verdict : NONE,
                            { text: state.text, revealed: revealedKeys.has(state.key) });
     }
+    arrange(element);
   }
 
-  function apply(element, read, texts) {
+  function apply(element, read, texts, adapter) {
     let state = states.get(element);
     if (!state) {
       state = { overlay: null };
@@ -217,12 +338,13 @@
     }
     const { verdict, text } = strongest(texts);
     if (state.key !== read.key) state.hash = hashText(read.key);
-    Object.assign(state, { key: read.key, read, text, texts, verdict, generation });
+    Object.assign(state, { key: read.key, read, text, texts, verdict, generation, adapter });
     draw(element);
   }
 
   function forget(element) {
     states.get(element)?.overlay?.remove();
+    restore(element);
     states.delete(element);
     tracked.delete(element);
   }
@@ -315,12 +437,12 @@
         // A node recycled for another post drops the old post's label now: if the check
         // fails or is slow, that label must not stand on someone else's post meanwhile.
         if (state && state.key !== read.key) forget(element);
-        work.push({ element, read, texts: textsFor(read.key, read.text) });
+        work.push({ element, read, adapter, texts: textsFor(read.key, read.text) });
       }
       if (work.length) {
         if (await classify(work.flatMap((w) => w.texts))) {
-          for (const { element, read, texts } of work) {
-            if (element.isConnected) apply(element, read, texts);
+          for (const { element, read, texts, adapter } of work) {
+            if (element.isConnected) apply(element, read, texts, adapter);
           }
           changed = true;
         }

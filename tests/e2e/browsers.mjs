@@ -9,6 +9,7 @@
 // (every http request it makes, from pages, content scripts or the background, goes
 // through it; https is refused at CONNECT and logged) - the same proof in both.
 import { createServer, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { pipeline } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -72,8 +73,10 @@ class TestPage {
 }
 
 // A forward proxy for plain http that logs every request (method, absolute URL, body)
-// and passes it on to 127.0.0.1; anything else is refused (and logged).
-async function startRecordingProxy(log) {
+// and passes it on to 127.0.0.1; anything else is refused (and logged), except https
+// tunnels (CONNECT host:port) that `tunnel(host, port)` allows: those go to
+// 127.0.0.1:port (the site fixtures under the sites' own names, tests/e2e/sites.mjs).
+async function startRecordingProxy(log, tunnel) {
   const server = createServer(async (req, res) => {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
@@ -102,24 +105,44 @@ async function startRecordingProxy(log) {
     upstream.on('error', () => res.destroy());
     upstream.end(body);
   });
-  server.on('connect', (req, socket) => {
+  const tunnels = new Set();  // open CONNECT sockets: server.close() would wait for them
+  server.on('connect', (req, socket, head) => {
     log.push({ url: `https://${req.url}/`, method: 'CONNECT', body: '', headers: { ...req.headers } });
-    socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+    const m = req.url.match(/^([a-z0-9.-]+):(\d+)$/i);
+    if (!m || !tunnel?.(m[1].toLowerCase(), Number(m[2]))) {
+      socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+      return;
+    }
+    const upstream = connect(Number(m[2]), '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head?.length) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    const end = () => { upstream.destroy(); socket.destroy(); tunnels.delete(end); };
+    tunnels.add(end);
+    upstream.on('error', end);
+    socket.on('error', end);
+    upstream.on('close', end);
+    socket.on('close', end);
   });
   await new Promise((done) => server.listen(0, '127.0.0.1', done));
   return { port: server.address().port, close: () => new Promise((done) => {
     server.closeAllConnections();
+    for (const end of tunnels) end();
     server.close(done);
   }) };
 }
 
 /**
  * Launches `browser` ('chromium' or 'firefox') with the unpacked extension at
- * `extension` and a fresh profile under `profile`. Returns
+ * `extension` and a fresh profile under `profile`. `tunnel(host, port)` (Firefox only)
+ * lets https to those names through the recording proxy to 127.0.0.1:port, with
+ * certificate errors accepted (the fixtures' throwaway certificate). Returns
  * { name, newPage(), openExtensionPage(path), requests, close() }; `requests` collects
  * { url, method, body } of every request the browser makes.
  */
-export async function launchWithExtension(browser, { extension, profile }) {
+export async function launchWithExtension(browser, { extension, profile, tunnel }) {
   await mkdir(profile, { recursive: true });
   const requests = [];
   if (browser === 'chromium') {
@@ -148,7 +171,7 @@ export async function launchWithExtension(browser, { extension, profile }) {
   if (!existsSync(FIREFOX_PATH)) {
     throw new Error(`${FIREFOX_PATH} not found: run scripts/bootstrap.sh (installs Debian's firefox-esr)`);
   }
-  const proxy = await startRecordingProxy(requests);
+  const proxy = await startRecordingProxy(requests, tunnel);
   let instance;
   try {
     instance = await puppeteer.launch({
@@ -156,6 +179,9 @@ export async function launchWithExtension(browser, { extension, profile }) {
       executablePath: FIREFOX_PATH,
       headless: true,
       userDataDir: profile,
+      // WebDriver BiDi's session capability: Firefox then accepts the fixtures'
+      // self-signed certificate, HSTS-preloaded names (x.com, youtube.com...) included.
+      acceptInsecureCerts: Boolean(tunnel),
       // Lets WebDriver BiDi navigate to moz-extension:// pages (the options page).
       args: ['--remote-allow-system-access'],
       // Release builds ignore services.settings.server (below) without it.

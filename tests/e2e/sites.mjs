@@ -3,6 +3,7 @@
 // host names (Chromium maps those names to 127.0.0.1 and refuses every other name, so
 // nothing can reach the real sites), a logging list server, and Chromium with the
 // packaged extension.
+import assert from 'node:assert/strict';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createHttpServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -147,4 +148,75 @@ export async function waitSubscription(context, id, state, timeout = 30000) {
   await page.goto(`chrome-extension://${id}/pages/options.html`);
   await page.waitForSelector(`#subs li[data-state="${state}"]`, { timeout });
   return page;
+}
+
+// Page checks shared by the Chromium (playwright-core) and Firefox (puppeteer-core)
+// runs: they use nothing but page.evaluate, the same in both.
+
+/** Words from every fixture post: none may appear in any request. */
+export const POST_WORDS = Object.freeze(['coronavirus', 'sterilisation', 'microchip', 'v4ccine',
+  'turbines', 'secretly', 'depopulation', 'chemtrails', 'Scheibe', 'harbour', 'allotment',
+  'croissants', 'tomatoes', 'marathon', 'garden club', 'mural', 'Thrilled', 'NASA', 'shark',
+  'hurricane', 'market']);
+
+/** [fixture id of the post an overlay belongs to, overlay state], sorted. */
+export const labelsIn = (page) => page.evaluate(() =>
+  [...document.querySelectorAll('[data-factlens-overlay]')]
+    .map((host) => [host.nextElementSibling?.dataset.fixture ?? '?', host.dataset.state]).sort());
+
+/** Waits (10 s at most) until the page's labels are `expected`; fails with the difference. */
+export async function waitLabels(page, expected, timeout = 10000) {
+  const want = JSON.stringify([...expected].sort());
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const got = await labelsIn(page);
+    if (JSON.stringify(got) === want) return;
+    if (Date.now() > deadline) assert.deepEqual(got, [...expected].sort());
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+/** Demoted and hidden posts are collapsed (still in the DOM, same node); every other
+ *  post keeps exactly its own style attribute (none) and has no overlay. Nothing is
+ *  moved (no anchor of a moved post in the page) but `moved` posts (old Reddit only). */
+export async function assertTouchedOnly(page, expected, moved = []) {
+  assert.equal(await page.evaluate(() => {
+    const walker = document.createTreeWalker(document, NodeFilter.SHOW_COMMENT);
+    let anchors = 0;
+    while (walker.nextNode()) if (walker.currentNode.data.startsWith('factlens')) anchors++;
+    return anchors;
+  }), moved.length, `moved posts: ${moved}`);
+  const collapsed = new Set(expected.filter(([, s]) => s !== 'label').map(([f]) => f));
+  const labelled = new Set(expected.map(([f]) => f));
+  const posts = await page.evaluate(() => [...document.querySelectorAll('[data-fixture]')].map((el) => ({
+    fixture: el.dataset.fixture, style: el.getAttribute('style'), display: getComputedStyle(el).display,
+    overlay: el.previousElementSibling?.hasAttribute('data-factlens-overlay') ?? false })));
+  for (const post of posts) {
+    if (collapsed.has(post.fixture)) {
+      assert.equal(post.display, 'none', `${post.fixture} collapsed`);
+    } else {
+      assert.equal(post.style, null, `${post.fixture} untouched (style)`);
+      assert.equal(post.overlay, labelled.has(post.fixture), `${post.fixture} overlay`);
+    }
+  }
+}
+
+/** Fixture ids of the listed posts of old Reddit's #siteTable, in page order. */
+export const listingOrder = (page) => page.evaluate(() =>
+  [...document.querySelectorAll('#siteTable > .thing')].map((t) => t.dataset.fixture));
+
+/** Old Reddit's listing is `order`: each thing right after its own overlay (if any) and
+ *  right before its own div.clearleft, the listing's nav-buttons last, no element of
+ *  ours but the overlays. */
+export async function assertListing(page, order) {
+  assert.deepEqual(await listingOrder(page), order);
+  const shape = await page.evaluate(() => {
+    const out = [];
+    for (const node of document.getElementById('siteTable').children) {
+      out.push(node.hasAttribute('data-factlens-overlay') ? 'overlay'
+        : node.classList.contains('thing') ? 'thing' : node.className);
+    }
+    return out.join(' ');
+  });
+  assert.match(shape, /^((overlay )?thing clearleft )+nav-buttons$/, shape);
 }

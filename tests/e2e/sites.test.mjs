@@ -6,7 +6,7 @@
 // working; the reader's switches, "not this post" and the popup work; and, scrolling
 // through every site, the browser makes no request but the pages' own and the list
 // downloads, none of them carrying post text. Screenshots of each state are saved in
-// build/test-artifacts/sites/.
+// build/test-artifacts/sites/. sites-firefox.test.mjs runs the fixtures in Firefox ESR.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, mkdtemp, rm, mkdir } from 'node:fs/promises';
@@ -14,28 +14,28 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { repo } from './helpers.mjs';
 import { startSiteServer, startListServer, launchWithExtension, waitSubscription,
-         FIXTURE_HOSTS } from './sites.mjs';
+         FIXTURE_HOSTS, POST_WORDS, labelsIn, waitLabels, assertTouchedOnly,
+         assertListing } from './sites.mjs';
 import { packageExtension } from '../../scripts/package-extension.mjs';
+import { signList } from './extension-env.mjs';
 
 const ARTIFACTS = join(repo, 'build/test-artifacts/sites');
-// Words from every fixture post: none may appear in any request.
-const POST_WORDS = ['coronavirus', 'sterilisation', 'microchip', 'v4ccine', 'turbines', 'secretly',
-  'depopulation', 'chemtrails', 'Scheibe', 'harbour', 'allotment', 'croissants', 'tomatoes',
-  'marathon', 'garden club', 'mural', 'Thrilled', 'NASA'];
-
 let sites;
 let lists;
 let dir;
 let browser;  // { context, requests, worker, id }
+let served = null;  // { text, signature } of a list served instead of the demo list
 const errors = [];
 
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
+  // The signed demo list, or the one a test serves instead (`served`).
   lists = await startListServer({
     '/demo.json': async () => ({ type: 'application/json',
-                                 data: await readFile(join(repo, 'build/demo/demo.json')) }),
+                                 data: served?.text ?? await readFile(join(repo, 'build/demo/demo.json')) }),
     '/demo.json.minisig': async () => ({ type: 'text/plain',
-                                         data: await readFile(join(repo, 'build/demo/demo.json.minisig')) }),
+                                         data: served?.signature ??
+                                           await readFile(join(repo, 'build/demo/demo.json.minisig')) }),
   });
   dir = await mkdtemp(join(tmpdir(), 'factlens-sites-'));
   const packaged = await packageExtension({
@@ -62,39 +62,6 @@ async function open(host, path = '/') {
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`${host}: console: ${m.text()}`); });
   await page.goto(sites.url(host, path));
   return page;
-}
-
-// [fixture id of the post an overlay belongs to, overlay state], sorted.
-const labelsIn = (page) => page.evaluate(() =>
-  [...document.querySelectorAll('[data-factlens-overlay]')]
-    .map((host) => [host.nextElementSibling?.dataset.fixture ?? '?', host.dataset.state]).sort());
-
-async function waitLabels(page, expected) {
-  const want = JSON.stringify([...expected].sort());
-  await page.waitForFunction((w) => JSON.stringify(
-    [...document.querySelectorAll('[data-factlens-overlay]')]
-      .map((host) => [host.nextElementSibling?.dataset.fixture ?? '?', host.dataset.state]).sort()) === w,
-  want, { timeout: 10000 }).catch(async () => {
-    assert.deepEqual(await labelsIn(page), [...expected].sort());
-  });
-}
-
-// Demoted and hidden posts are collapsed in place (still in the DOM, same node); every
-// other post keeps exactly its own style attribute (none) and has no overlay.
-async function assertTouchedOnly(page, expected) {
-  const collapsed = new Set(expected.filter(([, s]) => s !== 'label').map(([f]) => f));
-  const labelled = new Set(expected.map(([f]) => f));
-  const posts = await page.evaluate(() => [...document.querySelectorAll('[data-fixture]')].map((el) => ({
-    fixture: el.dataset.fixture, style: el.getAttribute('style'), display: getComputedStyle(el).display,
-    overlay: el.previousElementSibling?.hasAttribute('data-factlens-overlay') ?? false })));
-  for (const post of posts) {
-    if (collapsed.has(post.fixture)) {
-      assert.equal(post.display, 'none', `${post.fixture} collapsed`);
-    } else {
-      assert.equal(post.style, null, `${post.fixture} untouched (style)`);
-      assert.equal(post.overlay, labelled.has(post.fixture), `${post.fixture} overlay`);
-    }
-  }
 }
 
 // The toolbar badge of tab `tabId` (set by the background from the content script's count).
@@ -229,6 +196,9 @@ test('Reddit (new): shreddit posts and slotted comments in shadow DOM, ads left 
   let expected = [['rp-aa1', 'demoted'], ['rp-aa3', 'label'], ['rc-c2', 'hidden']];
   await waitLabels(page, expected);
   await assertTouchedOnly(page, expected);
+  // The demoted post stays where the site put it (no adapter but old Reddit's moves).
+  assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('shreddit-post')]
+    .map((p) => p.dataset.fixture)), ['rp-aa1', 'rp-aa2', 'rp-aa3']);
   // The nested comment's overlay is slotted where the comment is, so it is rendered.
   const box = await page.evaluate(() => document.querySelector('[data-fixture="rc-c2"]')
     .previousElementSibling.getBoundingClientRect().height);
@@ -246,18 +216,92 @@ test('Reddit (new): shreddit posts and slotted comments in shadow DOM, ads left 
   await page.close();
 });
 
-test('Reddit (old): things, comments apart from their replies, the expando loading self text', async () => {
+test('Reddit (old): things, comments apart from their replies, the expando; demoted posts moved below and back', async () => {
   const page = await open('old.reddit.com');
-  let expected = [['ro-o1', 'demoted'], ['rc-k1', 'label']];
+  let expected = [['ro-o1', 'demoted'], ['ro-o4', 'demoted'], ['rc-k1', 'label']];
   await waitLabels(page, expected);
-  await assertTouchedOnly(page, expected);
+  // Demoted link posts are moved below the undemoted ones of the listing, in their own
+  // order, each with its overlay and its clearleft; comments stay in their thread.
+  await page.waitForFunction(() => document.querySelector('#siteTable > .nav-buttons')
+    .previousElementSibling.previousElementSibling.dataset.fixture === 'ro-o4');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o1', 'ro-o4']);
+  await assertTouchedOnly(page, expected, ['ro-o1', 'ro-o4']);
+  await shot(page, 'reddit-old-1-demoted-moved');
   await page.click('[data-fixture="ro-o2"] .expando-button');
   expected = [...expected, ['ro-o2', 'label']];
   await waitLabels(page, expected);
-  await assertTouchedOnly(page, expected);
+  await assertTouchedOnly(page, expected, ['ro-o1', 'ro-o4']);
   await page.click('[data-fixture="rc-k1"] > .entry a.vote');
   assert.equal(await page.textContent('[data-fixture="rc-k1"] > .entry a.vote'), 'upvote 1');
-  await shot(page, 'reddit-old-1-expanded');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o1', 'ro-o4']);
+  await shot(page, 'reddit-old-2-expanded');
+
+  // The next page appended below the moved posts (never-ending reddit): the demoted
+  // ones go below its undemoted post, its demoted one with them; but not the one whose
+  // "show anyway" has the reader's keyboard focus (Shift+Tab from the listing's "next"
+  // link) until the focus leaves it.
+  await page.focus('#siteTable .nav-buttons a');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture), 'ro-o4');
+  await page.evaluate(() => window.loadMore());
+  expected = [...expected, ['ro-o6', 'demoted']];
+  await waitLabels(page, expected);
+  await page.waitForFunction(() => document.querySelector('#siteTable > .nav-buttons')
+    .previousElementSibling.previousElementSibling.dataset.fixture === 'ro-o6');
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o4', 'ro-o7', 'ro-o1', 'ro-o6']);
+  assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture), 'ro-o4');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => document.querySelector('[data-fixture="ro-o7"]')
+    .compareDocumentPosition(document.querySelector('[data-fixture="ro-o4"]')) & Node.DOCUMENT_POSITION_FOLLOWING);
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o1', 'ro-o6']);
+  assert.equal(await page.evaluate(() => document.activeElement?.closest('.thing')?.dataset.fixture), 'ro-o7');
+  await assertTouchedOnly(page, expected, ['ro-o1', 'ro-o4', 'ro-o6']);
+
+  // Show anyway: the post goes back to its own place, and the keyboard focus stays on
+  // its label (now in that place).
+  await clickOverlay(page, 'ro-o1', 'reveal');
+  expected = expected.map(([f, s]) => [f, f === 'ro-o1' ? 'label' : s]);
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
+  assert.equal(await page.evaluate(() => document.activeElement?.nextElementSibling?.dataset.fixture),
+               'ro-o1', 'focus on the shown post\'s label');
+  await assertTouchedOnly(page, expected, ['ro-o4', 'ro-o6']);
+  await shot(page, 'reddit-old-3-shown-anyway');
+
+  // Switched off for the site (options page): every post back in its place; on again:
+  // the demoted post (not shown anyway) moves below once more.
+  const settings = await browser.context.newPage();
+  await settings.goto(`chrome-extension://${browser.id}/pages/options.html`);
+  await settings.click('#site-reddit');
+  await waitLabels(page, []);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5', 'ro-o6', 'ro-o7']);
+  assert.equal(await page.evaluate(() => [...document.getElementById('siteTable').childNodes]
+    .filter((n) => n.nodeType === Node.COMMENT_NODE).length), 0, 'no anchor left behind');
+  await settings.click('#site-reddit');
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
+
+  // A list update that no longer demotes the post (the shark photo rated partly false:
+  // label only) puts it back in its place without a reload; the next one (rated
+  // altered again) moves it below once more.
+  const shark = async (version, rating) => {
+    const list = JSON.parse(await readFile(join(repo, 'build/demo/demo.json'), 'utf8'));
+    list.list.version = version;
+    list.rules.find((r) => r.id === 'shark-on-highway').rating = rating;
+    served = await signList(join(dir, 'lists'), `demo-v${version}`, list);
+    await settings.click('#update');
+    await settings.waitForSelector('#subs li[data-state="ok"]');
+  };
+  await shark(2, 'partly_false');
+  expected = expected.map(([f, s]) => [f, f === 'ro-o4' ? 'label' : s]);
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o4', 'ro-o5', 'ro-o7', 'ro-o6']);
+  await shark(3, 'altered');
+  expected = expected.map(([f, s]) => [f, f === 'ro-o4' ? 'demoted' : s]);
+  await waitLabels(page, expected);
+  await assertListing(page, ['ro-o1', 'ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o6']);
+  await assertTouchedOnly(page, expected, ['ro-o4', 'ro-o6']);
+  await settings.close();
   assert.deepEqual(errors, []);
   await page.close();
 });
