@@ -88,6 +88,26 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
   };
   for (int i = 0; i < n; ++i) {
     Info sub = Walk(subs[i], depth + 1);
+    if (sub.kind == Info::kExact && run.kind == Info::kExact && sub.strs.size() == 1) {
+      // One string (a literal, or "" for \b): appended to each of run's in place
+      // (the common case; distinct strings stay distinct with one suffix).
+      const std::string& b = *sub.strs.begin();
+      bool too_long = false;
+      for (const std::string& a : run.strs)
+        too_long |= a.size() + b.size() > kMaxExactBytes;
+      if (!too_long) {
+        if (!b.empty()) {
+          std::set<std::string> joined;
+          while (!run.strs.empty()) {
+            auto node = run.strs.extract(run.strs.begin());
+            node.value() += b;
+            joined.insert(std::move(node));
+          }
+          run.strs.swap(joined);
+        }
+        continue;
+      }
+    }
     if (sub.kind == Info::kExact && run.kind == Info::kExact &&
         run.strs.size() * sub.strs.size() <= kMaxExact) {
       std::set<std::string> cross;
