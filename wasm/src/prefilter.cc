@@ -163,8 +163,11 @@ Info Walk(re2::Regexp* re, int depth) {
       }
       std::string s;
       for (int i = 0; i < re->nrunes(); ++i) s += RuneUtf8(re->runes()[i]);
-      if (s.size() > kMaxExactBytes) return AsRequired(Info::Exact({s}));
-      return Info::Exact({s});
+      Info one;  // (not Exact({s}): an initializer list would copy s)
+      one.kind = Info::kExact;
+      one.strs.insert(std::move(s));
+      if (one.strs.begin()->size() > kMaxExactBytes) return AsRequired(std::move(one));
+      return one;
     }
     case re2::kRegexpConcat:
       return Concat(re->sub(), re->nsub(), depth);
@@ -323,7 +326,9 @@ void Prefilter::AddItem(uint32_t item,
   for (size_t g = 0; g < used; ++g) {
     for (const std::string& a : groups[g]) {
       const uint32_t begin = static_cast<uint32_t>(pending_text_.size());
-      for (char c : a) pending_text_ += LowerAscii(c);
+      pending_text_.append(a);
+      for (size_t k = begin; k < pending_text_.size(); ++k)
+        pending_text_[k] = LowerAscii(pending_text_[k]);
       pending_.push_back({begin, static_cast<uint32_t>(a.size()),
                           static_cast<uint32_t>(item * kMaxGroups + g)});
     }
