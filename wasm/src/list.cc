@@ -60,7 +60,7 @@ class LimitedDomBuilder {
   bool start_object(std::size_t) {
     if (!Enter()) return false;
     json* value = Place(json::object());
-    stack_.push_back({value, {}, 0});
+    stack_.push_back({value, {}, 0, nullptr});
     return true;
   }
   bool key(json::string_t& k) {
@@ -69,8 +69,10 @@ class LimitedDomBuilder {
     top.key.clear();
     if (k.size() > limits_.max_string_bytes)
       return Fail(ErrorKind::kLimit, "key too long");
-    if (top.value->contains(k))
-      return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
+    // The member is made here, its value set when it comes: one map lookup.
+    auto made = top.value->get_ref<json::object_t&>().emplace(k, nullptr);
+    if (!made.second) return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
+    top.slot = &made.first->second;
     top.key = std::move(k);
     return true;
   }
@@ -82,7 +84,7 @@ class LimitedDomBuilder {
   bool start_array(std::size_t) {
     if (!Enter()) return false;
     json* value = Place(json::array());
-    stack_.push_back({value, {}, 0});
+    stack_.push_back({value, {}, 0, nullptr});
     return true;
   }
   bool end_array() {
@@ -109,6 +111,7 @@ class LimitedDomBuilder {
     json* value;
     std::string key;  // pending key, objects only
     size_t count;     // elements so far, arrays only
+    json* slot;       // the pending key's member, objects only
   };
 
   bool Enter() {
@@ -155,7 +158,7 @@ class LimitedDomBuilder {
       return root_;
     }
     Frame& top = stack_.back();
-    if (top.value->is_object()) return &((*top.value)[top.key] = std::move(v));
+    if (top.value->is_object()) return &(*top.slot = std::move(v));
     ++top.count;
     // The rules array is the only one that can grow large; bound it while reading.
     if (stack_.size() == 2 && stack_[0].key == "rules" && top.count > limits_.max_rules) {
@@ -233,8 +236,7 @@ class Checker {
     return true;
   }
 
-  const json* Object(const json& parent, const char* key, const std::string& where,
-                     bool required) {
+  json* Object(json& parent, const char* key, const std::string& where, bool required) {
     auto it = parent.find(key);
     if (it == parent.end()) {
       if (required) Fail(Join(where, key), "missing required field");
@@ -247,50 +249,54 @@ class Checker {
     return &*it;
   }
 
-  // Reads a string field of 1..max_bytes bytes.
-  bool String(const json& parent, const char* key, const std::string& where,
-              bool required, size_t max_bytes, std::string* out) {
+  // Reads a string field of 1..max_bytes bytes, moving it out of `parent` (each
+  // rule's JSON is read once, then dropped).
+  bool String(json& parent, const char* key, const std::string& where, bool required,
+              size_t max_bytes, std::string* out) {
     auto it = parent.find(key);
     if (it == parent.end()) {
       return required ? Fail(Join(where, key), "missing required field") : true;
     }
-    return StringValue(*it, Join(where, key), max_bytes, out);
+    return StringValue(
+        *it, [&] { return Join(where, key); }, max_bytes, out);
   }
 
   // A string over a field's documented length is a format error; over a hard
-  // limit of ParseLimits (strings, patterns), a limit error.
-  bool StringValue(const json& v, const std::string& where, size_t max_bytes,
-                   std::string* out) {
-    if (!v.is_string()) return Fail(where, "must be a string");
-    const std::string& s = v.get_ref<const std::string&>();
-    if (s.empty()) return Fail(where, "must not be empty");
+  // limit of ParseLimits (strings, patterns), a limit error. `where()` gives the
+  // location, built only for a message: most strings are fine.
+  template <typename Where>
+  bool StringValue(json& v, const Where& where, size_t max_bytes, std::string* out) {
+    if (!v.is_string()) return Fail(where(), "must be a string");
+    std::string& s = v.get_ref<std::string&>();
+    if (s.empty()) return Fail(where(), "must not be empty");
     if (s.size() > max_bytes) {
       bool hard =
           max_bytes == limits_.max_string_bytes || max_bytes == limits_.max_pattern_bytes;
-      return Fail(where, "longer than " + std::to_string(max_bytes) + " bytes",
+      return Fail(where(), "longer than " + std::to_string(max_bytes) + " bytes",
                   hard ? ErrorKind::kLimit : ErrorKind::kFormat);
     }
-    *out = s;
+    *out = std::move(s);
     return true;
   }
 
   // Reads an array of non-empty strings (1..max_items entries unless allow_empty).
-  bool StringArray(const json& parent, const char* key, const std::string& where,
+  bool StringArray(json& parent, const char* key, const std::string& where,
                    size_t max_bytes, std::vector<std::string>* out,
                    bool allow_empty = false) {
     auto it = parent.find(key);
     if (it == parent.end()) return true;
-    std::string here = Join(where, key);
-    if (!it->is_array()) return Fail(here, "must be an array of strings");
-    if (it->empty() && !allow_empty) return Fail(here, "must not be empty");
+    auto here = [&] { return Join(where, key); };
+    if (!it->is_array()) return Fail(here(), "must be an array of strings");
+    if (it->empty() && !allow_empty) return Fail(here(), "must not be empty");
     if (it->size() > limits_.max_items) {
-      return Fail(here, "more than " + std::to_string(limits_.max_items) + " entries",
+      return Fail(here(), "more than " + std::to_string(limits_.max_items) + " entries",
                   ErrorKind::kLimit);
     }
     out->reserve(it->size());
     for (size_t i = 0; i < it->size(); ++i) {
       std::string s;
-      if (!StringValue((*it)[i], here + "[" + std::to_string(i) + "]", max_bytes, &s)) {
+      if (!StringValue((*it)[i], [&] { return here() + "[" + std::to_string(i) + "]"; },
+                       max_bytes, &s)) {
         return false;
       }
       out->push_back(std::move(s));
@@ -414,7 +420,7 @@ std::string PatternSyntaxError(const std::string& pattern) {
   return message;
 }
 
-bool ReadTerms(Checker& c, const json& set, const char* key, const std::string& where,
+bool ReadTerms(Checker& c, json& set, const char* key, const std::string& where,
                std::vector<std::string>* out) {
   // Empty term arrays are allowed; the set needs some term in all or any.
   if (!c.StringArray(set, key, where, 200, out, /*allow_empty=*/true)) return false;
@@ -428,8 +434,7 @@ bool ReadTerms(Checker& c, const json& set, const char* key, const std::string& 
   return true;
 }
 
-bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits,
-              Rule* rule) {
+bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule* rule) {
   std::string where = "rules[" + std::to_string(index) + "]";
   if (!r.is_object()) return c.Fail(where, "must be an object");
   // Name the rule by its id as early as possible, so every message carries it.
@@ -487,7 +492,7 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   }
 
   // match: at least one matcher.
-  const json* match = c.Object(r, "match", where, true);
+  json* match = c.Object(r, "match", where, true);
   if (match == nullptr) return false;
   std::string mw = field("match");
   if (!c.OnlyKeys(*match, mw, {"patterns", "keywords", "similar", "urls"})) return false;
@@ -518,7 +523,7 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
                     ErrorKind::kLimit);
     }
     for (size_t i = 0; i < kw->size(); ++i) {
-      const json& set = (*kw)[i];
+      json& set = (*kw)[i];
       std::string sw = kww + "[" + std::to_string(i) + "]";
       if (!set.is_object()) return c.Fail(sw, "must be an object");
       if (!c.OnlyKeys(set, sw, {"all", "any", "none", "within"})) return false;
@@ -557,7 +562,7 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
     return c.Fail(mw, "needs at least one of patterns, keywords, similar, urls");
   }
 
-  const json* review = c.Object(r, "review", where, true);
+  json* review = c.Object(r, "review", where, true);
   if (review == nullptr) return false;
   std::string rw = field("review");
   if (!c.OnlyKeys(*review, rw, {"url", "title", "publisher", "date"})) return false;
@@ -578,7 +583,7 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
     return c.Fail(rw + ".date", "not an RFC 3339 date (e.g. 2025-03-01)");
   }
 
-  const json* examples = c.Object(r, "examples", where, false);
+  json* examples = c.Object(r, "examples", where, false);
   if (!c.ok()) return false;
   if (examples != nullptr) {
     std::string ew = field("examples");
@@ -593,8 +598,8 @@ bool ReadRule(Checker& c, const json& r, size_t index, const ParseLimits& limits
   return true;
 }
 
-bool ReadInfo(Checker& c, const json& root, ListInfo* info) {
-  const json* list = c.Object(root, "list", "", true);
+bool ReadInfo(Checker& c, json& root, ListInfo* info) {
+  json* list = c.Object(root, "list", "", true);
   if (list == nullptr) return false;
   if (!c.OnlyKeys(
           *list, "list",
@@ -610,7 +615,7 @@ bool ReadInfo(Checker& c, const json& root, ListInfo* info) {
       !c.String(*list, "description", "list", false, 2000, &description)) {
     return false;
   }
-  const json* publisher = c.Object(*list, "publisher", "list", true);
+  json* publisher = c.Object(*list, "publisher", "list", true);
   if (publisher == nullptr) return false;
   if (!c.OnlyKeys(*publisher, "list.publisher", {"name", "url"}) ||
       !c.String(*publisher, "name", "list.publisher", true, 200, &info->publisher_name) ||

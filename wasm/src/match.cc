@@ -539,16 +539,10 @@ std::vector<std::vector<std::string>> KeywordAtoms(
   return groups;
 }
 
-void BuildPrefilter(CompiledList::Matchers* m,
-                    const std::vector<RegexpAtoms>& pattern_atoms) {
+// Adds the keyword sets to the prefilter (the patterns are already in, added as
+// they were parsed) and builds it.
+void BuildPrefilter(CompiledList::Matchers* m) {
   Prefilter& pf = m->prefilter;
-  for (uint32_t i = 0; i < m->patterns.size(); ++i) {
-    if (pattern_atoms[i].usable) {
-      pf.AddItem(i, pattern_atoms[i].groups);
-    } else {
-      pf.AddAlwaysItem(i);
-    }
-  }
   std::unordered_map<std::string_view, uint32_t> word_use;
   for (const CompiledKeywordSet& ks : m->keyword_sets) {
     for (const auto* terms : {&ks.all, &ks.any}) {
@@ -587,7 +581,6 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
   Matchers& m = *compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
   const int parse_flags = Re2Options().ParseFlags();
-  std::vector<RegexpAtoms> pattern_atoms;
   int64_t load_instructions = 0;
   std::unordered_set<const LazyRegex*> compiled_at_load;  // each counted once
   // The rules become records as they are compiled, and each is freed once nothing
@@ -615,7 +608,16 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
                                               ": " + status.Text());
       }
       const int64_t estimate = EstimateProgramSize(parsed);
-      pattern_atoms.push_back(ExtractAtoms(parsed));
+      // Straight into the prefilter (its Build sorts what it was given, so the
+      // order of adding does not matter): a large list's atoms are never all
+      // held twice.
+      const uint32_t item = static_cast<uint32_t>(m.patterns.size());
+      const RegexpAtoms atoms = ExtractAtoms(parsed);
+      if (atoms.usable) {
+        m.prefilter.AddItem(item, atoms.groups);
+      } else {
+        m.prefilter.AddAlwaysItem(item);
+      }
       parsed->Decref();
       m.AddPattern(r, normalised);
       if (estimate > kCompileAtLoadInstructions) {
@@ -691,7 +693,7 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
       list.rules.size(), [&](uint32_t r) -> const Rule& { return list.rules[r]; },
       options.similar, &m);
   std::vector<Rule>().swap(list.rules);
-  BuildPrefilter(&m, pattern_atoms);
+  BuildPrefilter(&m);
   compiled->info_ = std::move(list.info);
   *out = std::move(compiled);
   return Status::Ok();

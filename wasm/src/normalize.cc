@@ -328,7 +328,12 @@ template <bool kOrigin>
 class Normalizer {
  public:
   Normalizer(std::string_view in, Options opts, NormalizedText* out)
-      : in_(in), opts_(opts), out_(out) {}
+      : in_(in), opts_(opts), out_(out) {
+    // Room for a long word: the vector is new for each text, and growing it from
+    // empty costs several reallocations per call (a list's claims, titles and
+    // terms are many short texts).
+    word_.reserve(32);
+  }
 
   void Run() {
     const auto* s = reinterpret_cast<const unsigned char*>(in_.data());

@@ -71,17 +71,43 @@ bool Better(const Info& a, const Info& b) {
 
 Info Walk(re2::Regexp* re, int depth);
 
+// With `pieces`, the required pieces are moved there and, unless every piece is
+// exact, Nothing is returned: the caller (ExtractAtoms) would only use the best
+// piece when there is none, and the best one is always among them.
 Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nullptr) {
   Info best;  // the best required set seen among finished pieces
   Info run = Info::Exact({""});
   bool all_exact = true;
   auto retire = [&](Info piece) {
     piece = AsRequired(std::move(piece));
-    if (pieces != nullptr && piece.kind == Info::kRequired) pieces->push_back(piece);
-    if (Better(piece, best)) best = std::move(piece);
+    if (pieces != nullptr) {
+      if (piece.kind == Info::kRequired) pieces->push_back(std::move(piece));
+    } else if (Better(piece, best)) {
+      best = std::move(piece);
+    }
   };
   for (int i = 0; i < n; ++i) {
     Info sub = Walk(subs[i], depth + 1);
+    if (sub.kind == Info::kExact && run.kind == Info::kExact && sub.strs.size() == 1) {
+      // One string (a literal, or "" for \b): appended to each of run's in place
+      // (the common case; distinct strings stay distinct with one suffix).
+      const std::string& b = *sub.strs.begin();
+      bool too_long = false;
+      for (const std::string& a : run.strs)
+        too_long |= a.size() + b.size() > kMaxExactBytes;
+      if (!too_long) {
+        if (!b.empty()) {
+          std::set<std::string> joined;
+          while (!run.strs.empty()) {
+            auto node = run.strs.extract(run.strs.begin());
+            node.value() += b;
+            joined.insert(std::move(node));
+          }
+          run.strs.swap(joined);
+        }
+        continue;
+      }
+    }
     if (sub.kind == Info::kExact && run.kind == Info::kExact &&
         run.strs.size() * sub.strs.size() <= kMaxExact) {
       std::set<std::string> cross;
@@ -137,8 +163,11 @@ Info Walk(re2::Regexp* re, int depth) {
       }
       std::string s;
       for (int i = 0; i < re->nrunes(); ++i) s += RuneUtf8(re->runes()[i]);
-      if (s.size() > kMaxExactBytes) return AsRequired(Info::Exact({s}));
-      return Info::Exact({s});
+      Info one;  // (not Exact({s}): an initializer list would copy s)
+      one.kind = Info::kExact;
+      one.strs.insert(std::move(s));
+      if (one.strs.begin()->size() > kMaxExactBytes) return AsRequired(std::move(one));
+      return one;
     }
     case re2::kRegexpConcat:
       return Concat(re->sub(), re->nsub(), depth);
@@ -296,10 +325,12 @@ void Prefilter::AddItem(uint32_t item,
   item_groups_[item] = static_cast<uint8_t>(used);
   for (size_t g = 0; g < used; ++g) {
     for (const std::string& a : groups[g]) {
-      std::string lower = a;
-      for (char& c : lower) c = LowerAscii(c);
-      pending_.emplace_back(std::move(lower),
-                            item * kMaxGroups + static_cast<uint32_t>(g));
+      const uint32_t begin = static_cast<uint32_t>(pending_text_.size());
+      pending_text_.append(a);
+      for (size_t k = begin; k < pending_text_.size(); ++k)
+        pending_text_[k] = LowerAscii(pending_text_[k]);
+      pending_.push_back({begin, static_cast<uint32_t>(a.size()),
+                          static_cast<uint32_t>(item * kMaxGroups + g)});
     }
   }
 }
@@ -309,8 +340,17 @@ void Prefilter::AddAlwaysItem(uint32_t item) { always_.push_back(item); }
 void Prefilter::Build(uint32_t item_count) {
   item_count_ = item_count;
   item_groups_.resize(item_count, 0);
-  std::sort(pending_.begin(), pending_.end());
-  pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
+  const std::string_view text(pending_text_);
+  auto atom_of = [&](const Pending& p) { return text.substr(p.begin, p.size); };
+  std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
+    const int order = atom_of(a).compare(atom_of(b));
+    return order != 0 ? order < 0 : a.key < b.key;
+  });
+  pending_.erase(std::unique(pending_.begin(), pending_.end(),
+                             [&](const Pending& a, const Pending& b) {
+                               return a.key == b.key && atom_of(a) == atom_of(b);
+                             }),
+                 pending_.end());
   std::sort(always_.begin(), always_.end());
   always_.erase(std::unique(always_.begin(), always_.end()), always_.end());
 
@@ -319,11 +359,12 @@ void Prefilter::Build(uint32_t item_count) {
   atom_item_begin_.clear();
   atom_items_.clear();
   for (size_t i = 0; i < pending_.size(); ++i) {
-    if (atoms.empty() || atoms.back() != pending_[i].first) {
-      atoms.push_back(pending_[i].first);
+    const std::string_view atom = atom_of(pending_[i]);
+    if (atoms.empty() || atoms.back() != atom) {
+      atoms.push_back(atom);
       atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
     }
-    atom_items_.push_back(pending_[i].second);
+    atom_items_.push_back(pending_[i].key);
   }
   atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
 
@@ -487,6 +528,8 @@ void Prefilter::Build(uint32_t item_count) {
   tails_.shrink_to_fit();
   pending_.clear();
   pending_.shrink_to_fit();
+  pending_text_.clear();
+  pending_text_.shrink_to_fit();
 }
 
 void Prefilter::FillRootRow() {

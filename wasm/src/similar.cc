@@ -571,9 +571,11 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
   if (x.stemmers.empty()) x.stemmers.push_back(0);
   x.stop_words = StopWordsFor(x.stemmers);
 
-  // Per distinct (word, language): its stem's id and its character grams' ids.
+  // Per distinct (word, language): whether it counts (IsContent), its stem's id and
+  // its character grams' ids.
   // Words repeat across claims, so stemming and gram hashing happen once each.
   struct WordTerms {
+    bool content;  // IsContent: the rest is set only if it is
     uint32_t id;
     uint32_t grams_begin, grams_size;  // in gram_ids
   };
@@ -586,7 +588,11 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
     key = (key ^ (0x100u + static_cast<unsigned>(stemmer))) * 1099511628211ull;
     const uint32_t at = word_index.Add(key);
     if (at < word_terms.size()) return word_terms[at];
-    WordTerms t{x.words.Add(HashBytes(x.Stem(stemmer, std::string(word)))),
+    if (!x.IsContent(word)) {
+      word_terms.push_back({false, kNone, 0, 0});
+      return word_terms.back();
+    }
+    WordTerms t{true, x.words.Add(HashBytes(x.Stem(stemmer, std::string(word)))),
                 static_cast<uint32_t>(gram_ids.size()), 0};
     if (options.char_ngrams) {
       gram_keys.clear();
@@ -609,8 +615,8 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       ids.clear();
       uint32_t previous = kNone;
       ForEachWord(NormalizeToString(phrasing), [&](std::string_view w) {
-        if (!x.IsContent(w)) return;
         const WordTerms terms = terms_of(w, doc.stemmer);
+        if (!terms.content) return;
         ids.push_back(terms.id);
         field_ids[kClaimField].push_back(terms.id);
         if (options.word_bigrams && previous != kNone) {
@@ -627,7 +633,8 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
     }
     if (options.title_field && !docs[d].title.empty()) {
       ForEachWord(NormalizeToString(docs[d].title), [&](std::string_view w) {
-        if (x.IsContent(w)) field_ids[kTitleField].push_back(terms_of(w, doc.stemmer).id);
+        const WordTerms& terms = terms_of(w, doc.stemmer);
+        if (terms.content) field_ids[kTitleField].push_back(terms.id);
       });
     }
     for (int f = 0; f < kFieldCount; ++f) doc.terms[f] = CountTerms(&field_ids[f]);

@@ -89,8 +89,14 @@ class Prefilter {
   bool Validate() const;
   void FillRootRow();
 
-  // Build-time input: (atom, item * kMaxGroups + group).
-  std::vector<std::pair<std::string, uint32_t>> pending_;
+  // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
+  // string: Build sorts 12-byte records, not strings.
+  struct Pending {
+    uint32_t begin, size;  // in pending_text_
+    uint32_t key;          // item * kMaxGroups + group
+  };
+  std::vector<Pending> pending_;
+  std::string pending_text_;
 
   // The automaton, as the scan reads it and as the compiled form stores it (import
   // is a copy and a check, not a rebuild). States are numbered in breadth-first
