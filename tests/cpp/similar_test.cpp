@@ -1,7 +1,9 @@
 // Tests of the similar component: each ranking feature on hand-written claims.
 #include "factlens/similar.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
@@ -151,6 +153,64 @@ TEST_CASE("similar: withheld rules are left out and k bounds the hits", "[simila
   CHECK(index->Search(post, 1).size() == 1);
   CHECK(index->Search(post, 0).empty());
   CHECK(SimilarIndex::Build({})->Search(post, 5).empty());
+}
+
+TEST_CASE("similar: a minimum score returns exactly the full search's hits above it",
+          "[similar]") {
+  // Randomised claims (some titled, some with a second phrasing) and posts that
+  // repeat a phrasing amid filler of any length, or are filler only: Search with
+  // min_score skips the claims it bounds below the score, so it must return exactly
+  // the full search's hits at or above it, for every post and score.
+  std::mt19937 random(20251130);
+  std::vector<std::string> vocabulary;
+  for (int i = 0; i < 400; ++i) vocabulary.push_back("w" + std::to_string(i) + "x");
+  // Common words are drawn more often, as in text.
+  auto word = [&]() {
+    const size_t rank = std::min<size_t>(
+        vocabulary.size() - 1,
+        static_cast<size_t>(std::exp(std::uniform_real_distribution<double>(
+            0, std::log(vocabulary.size()))(random))));
+    return vocabulary[rank];
+  };
+  auto words = [&](size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += (i ? " " : "") + word();
+    return out;
+  };
+  std::vector<SimilarDoc> docs;
+  std::vector<std::string> phrasings;
+  for (uint32_t r = 0; r < 300; ++r) {
+    std::vector<std::string> texts = {words(4 + random() % 10)};
+    if (random() % 3 == 0) texts.push_back(words(3 + random() % 5));
+    phrasings.insert(phrasings.end(), texts.begin(), texts.end());
+    docs.push_back(Doc(r, texts, random() % 2 ? words(2 + random() % 6) : ""));
+  }
+  auto index = SimilarIndex::Build(docs);
+  size_t above[4] = {0, 0, 0, 0};
+  const double scores[4] = {0.6, 0.8, 0.9, SimilarIndex::kDefaultThreshold};
+  for (int n = 0; n < 400; ++n) {
+    std::string post = words(random() % 80);
+    if (n % 2 == 0)
+      post += " " + phrasings[random() % phrasings.size()] + " " + words(random() % 40);
+    const NormalizedText normalized = Normalize(post);
+    const auto all = index->Search(normalized, 5);
+    for (int m = 0; m < 4; ++m) {
+      const auto some = index->Search(normalized, 5, {}, scores[m]);
+      std::vector<SimilarHit> expected;
+      for (const SimilarHit& h : all) {
+        if (h.score >= scores[m]) expected.push_back(h);
+      }
+      above[m] += expected.size();
+      REQUIRE(some.size() == expected.size());
+      for (size_t i = 0; i < some.size(); ++i) {
+        CHECK(some[i].rule_index == expected[i].rule_index);
+        CHECK(some[i].score == expected[i].score);
+        CHECK(some[i].features == expected[i].features);
+      }
+    }
+  }
+  // The property is not vacuous: posts reach each score, the check's included.
+  for (size_t count : above) CHECK(count >= 20);
 }
 
 TEST_CASE("similar: spans cover the post's words that the claim has", "[similar]") {

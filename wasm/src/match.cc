@@ -1062,7 +1062,9 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
 
   // Claim similarity, for the rules that asked for it.
   std::vector<SimilarHit> hits;
-  if (m.any_similar) hits = m.similar->Search(post, kSimilarMatches);
+  if (m.any_similar) {
+    hits = m.similar->Search(post, kSimilarMatches, {}, SimilarIndex::kDefaultThreshold);
+  }
   for (const SimilarHit& hit : hits) {
     if (hit.score < SimilarIndex::kDefaultThreshold) break;
     if (!m.rule_has_similar[hit.rule_index]) continue;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -242,50 +243,62 @@ constexpr uint32_t kNone = UINT32_MAX;
 
 // A term dictionary from 64-bit keys to dense ids, by open addressing: a long post
 // makes a thousand lookups, and std::unordered_map's node per entry costs a cache
-// miss each and an allocation per term at build time.
+// miss each and an allocation per term at build time. A slot holds its key and id
+// together, so a lookup that finds its slot touches one cache line, not two.
 class IdMap64 {
  public:
   // Returns the id of `key`, or kNone.
   uint32_t Find(uint64_t key) const {
-    if (ids_.empty()) return kNone;
+    if (slots_.empty()) return kNone;
     for (size_t i = Mix(key) & mask_;; i = (i + 1) & mask_) {
-      if (ids_[i] == kNone) return kNone;
-      if (keys_[i] == key) return ids_[i];
+      const Slot& slot = slots_[i];
+      if (slot.id == kNone) return kNone;
+      if (slot.Holds(key)) return slot.id;
     }
   }
   // Returns the id of `key`, giving a new key the next id.
   uint32_t Add(uint64_t key) {
-    if ((size_ + 1) * 4 > ids_.size() * 3) Grow();
+    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
     for (size_t i = Mix(key) & mask_;; i = (i + 1) & mask_) {
-      if (ids_[i] == kNone) {
-        keys_[i] = key;
-        ids_[i] = static_cast<uint32_t>(size_);
+      Slot& slot = slots_[i];
+      if (slot.id == kNone) {
+        slot = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32),
+                static_cast<uint32_t>(size_)};
         return static_cast<uint32_t>(size_++);
       }
-      if (keys_[i] == key) return ids_[i];
+      if (slot.Holds(key)) return slot.id;
     }
   }
   size_t size() const { return size_; }
   // Makes room for `n` keys in all, so that adding them never rehashes.
   void Reserve(size_t n) {
-    while (n * 4 > ids_.size() * 3) Grow();
+    while (n * 4 > slots_.size() * 3) Grow();
   }
   // Returns the keys in id order.
   std::vector<uint64_t> Keys() const {
     std::vector<uint64_t> keys(size_);
-    for (size_t i = 0; i < ids_.size(); ++i) {
-      if (ids_[i] != kNone) keys[ids_[i]] = keys_[i];
+    for (const Slot& slot : slots_) {
+      if (slot.id != kNone) keys[slot.id] = slot.key();
     }
     return keys;
   }
   void Clear() {
-    keys_.clear();
-    ids_.clear();
+    slots_.clear();
     size_ = 0;
     mask_ = 0;
   }
 
  private:
+  // 12 bytes, not 16: the key in two halves keeps the slot 4-byte aligned.
+  struct Slot {
+    uint32_t key_low = 0, key_high = 0;
+    uint32_t id = kNone;
+    uint64_t key() const { return (uint64_t{key_high} << 32) | key_low; }
+    bool Holds(uint64_t k) const {
+      return key_low == static_cast<uint32_t>(k) &&
+             key_high == static_cast<uint32_t>(k >> 32);
+    }
+  };
   static size_t Mix(uint64_t key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdull;
@@ -293,23 +306,19 @@ class IdMap64 {
     return static_cast<size_t>(key);
   }
   void Grow() {
-    const size_t capacity = ids_.empty() ? 256 : ids_.size() * 2;
-    std::vector<uint64_t> keys(capacity);
-    std::vector<uint32_t> ids(capacity, kNone);
+    const size_t capacity = slots_.empty() ? 256 : slots_.size() * 2;
+    std::vector<Slot> slots(capacity);
     const size_t mask = capacity - 1;
-    for (size_t i = 0; i < ids_.size(); ++i) {
-      if (ids_[i] == kNone) continue;
-      size_t j = Mix(keys_[i]) & mask;
-      while (ids[j] != kNone) j = (j + 1) & mask;
-      keys[j] = keys_[i];
-      ids[j] = ids_[i];
+    for (const Slot& slot : slots_) {
+      if (slot.id == kNone) continue;
+      size_t j = Mix(slot.key()) & mask;
+      while (slots[j].id != kNone) j = (j + 1) & mask;
+      slots[j] = slot;
     }
-    keys_.swap(keys);
-    ids_.swap(ids);
+    slots_.swap(slots);
     mask_ = mask;
   }
-  std::vector<uint64_t> keys_;
-  std::vector<uint32_t> ids_;
+  std::vector<Slot> slots_;
   size_t size_ = 0;
   size_t mask_ = 0;
 };
@@ -351,6 +360,17 @@ std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
     }
   }
   return out;
+}
+
+// Bitsets by term id (a bit per term).
+inline bool Marked(const std::vector<uint64_t>& bits, uint32_t id) {
+  return (bits[id >> 6] >> (id & 63)) & 1;
+}
+inline void Mark(std::vector<uint64_t>* bits, uint32_t id) {
+  (*bits)[id >> 6] |= uint64_t{1} << (id & 63);
+}
+inline void Unmark(std::vector<uint64_t>* bits, uint32_t id) {
+  (*bits)[id >> 6] &= ~(uint64_t{1} << (id & 63));
 }
 
 // Postings walked per post to find candidates, rarest terms first. A tweet's terms
@@ -395,16 +415,65 @@ struct SimilarIndex::Impl {
   std::vector<double> idf[kFieldCount];
   double unknown_idf = 0;
 
+  // A claim. The fields the re-ranker's bound reads for every candidate come first
+  // (one cache line), its words are one run in doc_words.
   struct Doc {
     uint32_t rule_index;
     int stemmer;
-    std::vector<std::vector<uint32_t>> phrasings;  // unique word ids per phrasing
+    uint32_t words_begin = 0;         // in doc_words
+    uint32_t phrasing_idf_begin = 0;  // in phrasing_idf
+    // The claim-field idf summed over the claim's words, over the title's words,
+    // and (in phrasing_idf) over each phrasing's words, in the order the coverage
+    // features sum them, so the sums are the same doubles.
+    double claim_idf = 0, title_idf = 0;
+    double char_norm = 0;
+    uint32_t char_grams = 0;  // terms[kCharField].size()
     // Sorted (term id, frequency) per field: the claim's words over all phrasings,
     // the title's words, the word bigrams and the character grams.
     std::vector<TermFreq> terms[kFieldCount];
-    double char_norm = 0;
   };
   std::vector<Doc> docs;
+  std::vector<double> phrasing_idf;
+  // Each document's words in one run, so that testing a candidate's words against
+  // the post reads one place, not a vector per phrasing and field: the number of
+  // phrasings, of claim words and of title words, each phrasing's length, each
+  // phrasing's unique word ids, the claim's word ids (terms[kClaimField]'s order),
+  // the title's word ids.
+  std::vector<uint32_t> doc_words;
+  struct WordView {
+    uint32_t phrasing_count, claim_count, title_count;
+    const uint32_t* lengths;
+    const uint32_t* phrasing_ids;  // the phrasings' ids, one after the other
+    const uint32_t* claim_ids;
+    const uint32_t* title_ids;
+  };
+  WordView Words(const Doc& doc) const {
+    const uint32_t* p = doc_words.data() + doc.words_begin;
+    WordView v;
+    v.phrasing_count = p[0];
+    v.claim_count = p[1];
+    v.title_count = p[2];
+    v.lengths = p + 3;
+    v.phrasing_ids = v.lengths + v.phrasing_count;
+    size_t total = 0;
+    for (uint32_t i = 0; i < v.phrasing_count; ++i) total += v.lengths[i];
+    v.claim_ids = v.phrasing_ids + total;
+    v.title_ids = v.claim_ids + v.claim_count;
+    return v;
+  }
+  // Appends `doc`'s words (its terms are set) with the phrasings `phrasings`.
+  void AddWords(Doc* doc, const std::vector<std::vector<uint32_t>>& phrasings) {
+    doc->words_begin = static_cast<uint32_t>(doc_words.size());
+    doc_words.push_back(static_cast<uint32_t>(phrasings.size()));
+    doc_words.push_back(static_cast<uint32_t>(doc->terms[kClaimField].size()));
+    doc_words.push_back(static_cast<uint32_t>(doc->terms[kTitleField].size()));
+    for (const auto& p : phrasings) doc_words.push_back(static_cast<uint32_t>(p.size()));
+    for (const auto& p : phrasings) doc_words.insert(doc_words.end(), p.begin(), p.end());
+    for (int f : {kClaimField, kTitleField}) {
+      for (const TermFreq& t : doc->terms[f]) doc_words.push_back(t.first);
+    }
+    doc->char_grams = static_cast<uint32_t>(doc->terms[kCharField].size());
+  }
 
   // What Search needs of one distinct normalised word, remembered between posts:
   // whether it counts (not a stop word or URL), then per language of the list its
@@ -423,7 +492,11 @@ struct SimilarIndex::Impl {
 
   // Scratch for Search (not thread-safe, as documented).
   uint32_t stamp = 0;
-  std::vector<uint32_t> word_mark, bigram_mark, char_mark, doc_mark;  // == stamp: set
+  std::vector<uint32_t> doc_mark;  // == stamp: the document was touched
+  // The post's terms as bitsets by term id: scoring tests every term of ~100 claims
+  // for membership, and a bit per term keeps the sets in L1/L2 cache where a word
+  // per term missed it (the bits are cleared through post_terms).
+  std::vector<uint64_t> word_present, bigram_present, char_present;
   std::vector<float> word_qtf, bigram_qtf, char_qtf, char_weight, doc_partial;
   std::vector<float> term_weight[kFieldCount];        // by field, valid where marked
   std::vector<uint32_t> post_terms[kFieldCount - 1];  // words, bigrams, chars
@@ -431,6 +504,10 @@ struct SimilarIndex::Impl {
   std::vector<uint64_t> unknown_stems;
   std::vector<uint64_t> gram_keys;
   std::vector<TermRef> by_rarity[33];
+  // Scratch for Search's bound: the post's claim and title term weights and squared
+  // character-gram weights, best first, as prefix sums (top[n]: the n best).
+  std::vector<double> top_claim, top_title, top_char_sq;
+  std::vector<float> sort_scratch;
 
   double Collection() const {
     return std::max(static_cast<double>(docs.size()), SimilarIndex::kMinCollection);
@@ -473,8 +550,7 @@ struct SimilarIndex::Impl {
   // Resets the per-post marks (a new stamp), clearing them once every 4 billion.
   void NewStamp() {
     if (++stamp != 0) return;
-    for (auto* marks : {&word_mark, &bigram_mark, &char_mark, &doc_mark})
-      std::fill(marks->begin(), marks->end(), 0);
+    std::fill(doc_mark.begin(), doc_mark.end(), 0);
     stamp = 1;
   }
 };
@@ -606,11 +682,13 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
 
   x.docs.reserve(docs.size());
   std::vector<uint32_t> ids, field_ids[kFieldCount];
+  std::vector<std::vector<uint32_t>> phrasings;
   for (uint32_t d = 0; d < docs.size(); ++d) {
     Impl::Doc doc;
     doc.rule_index = docs[d].rule_index;
     doc.stemmer = doc_stemmer[d];
     for (auto& f : field_ids) f.clear();
+    phrasings.clear();
     for (const std::string& phrasing : docs[d].phrasings) {
       ids.clear();
       uint32_t previous = kNone;
@@ -629,7 +707,7 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       });
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-      doc.phrasings.push_back(ids);
+      phrasings.push_back(ids);
     }
     if (options.title_field && !docs[d].title.empty()) {
       ForEachWord(NormalizeToString(docs[d].title), [&](std::string_view w) {
@@ -638,6 +716,7 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
       });
     }
     for (int f = 0; f < kFieldCount; ++f) doc.terms[f] = CountTerms(&field_ids[f]);
+    x.AddWords(&doc, phrasings);
     x.docs.push_back(std::move(doc));
   }
   x.BuildPostings();
@@ -687,6 +766,23 @@ void SimilarIndex::Impl::Finish() {
     x.idf[f].resize(terms);
     for (uint32_t t = 0; t < terms; ++t) x.idf[f][t] = x.IdfOf(x.postings[f].df(t));
   }
+  // The coverage features' totals (their order of summation is covered()'s).
+  x.phrasing_idf.clear();
+  for (Impl::Doc& doc : x.docs) {
+    doc.claim_idf = doc.title_idf = 0;
+    for (const TermFreq& t : doc.terms[kClaimField])
+      doc.claim_idf += x.Idf(kClaimField, t.first);
+    for (const TermFreq& t : doc.terms[kTitleField])
+      doc.title_idf += x.Idf(kClaimField, t.first);
+    doc.phrasing_idf_begin = static_cast<uint32_t>(x.phrasing_idf.size());
+    const Impl::WordView words = x.Words(doc);
+    const uint32_t* id = words.phrasing_ids;
+    for (uint32_t p = 0; p < words.phrasing_count; ++p) {
+      double all = 0;
+      for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.Idf(kClaimField, *id++);
+      x.phrasing_idf.push_back(all);
+    }
+  }
   // Character-gram vector norms need the idf, so they come after all postings.
   for (Impl::Doc& doc : x.docs) {
     double norm = 0;
@@ -696,11 +792,11 @@ void SimilarIndex::Impl::Finish() {
     }
     doc.char_norm = std::sqrt(norm);
   }
-  x.word_mark.assign(x.words.size(), 0);
+  x.word_present.assign(x.words.size() / 64 + 1, 0);
   x.word_qtf.assign(x.words.size(), 0);
-  x.bigram_mark.assign(x.bigrams.size(), 0);
+  x.bigram_present.assign(x.bigrams.size() / 64 + 1, 0);
   x.bigram_qtf.assign(x.bigrams.size(), 0);
-  x.char_mark.assign(x.chars.size(), 0);
+  x.char_present.assign(x.chars.size() / 64 + 1, 0);
   x.char_qtf.assign(x.chars.size(), 0);
   x.char_weight.assign(x.chars.size(), 0);
   x.doc_mark.assign(x.docs.size(), 0);
@@ -765,10 +861,12 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
   for (const Impl::Doc& doc : x.docs) {
     w->U32(doc.rule_index);
     w->U8(static_cast<uint8_t>(doc.stemmer));
-    w->U32(static_cast<uint32_t>(doc.phrasings.size()));
-    for (const auto& p : doc.phrasings) {
+    const Impl::WordView words = x.Words(doc);
+    w->U32(words.phrasing_count);
+    const uint32_t* id = words.phrasing_ids;
+    for (uint32_t p = 0; p < words.phrasing_count; ++p) {
       std::vector<TermFreq> ids;
-      for (uint32_t id : p) ids.push_back({id, 1});
+      for (uint32_t i = 0; i < words.lengths[p]; ++i) ids.push_back({*id++, 1});
       WriteTerms(w, ids);
     }
     for (const auto& terms : doc.terms) WriteTerms(w, terms);
@@ -816,6 +914,7 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   const uint32_t doc_count = r->U32();
   if (!r->ok() || doc_count > rule_count) return r->Fail();
   x.docs.resize(doc_count);
+  std::vector<std::vector<uint32_t>> doc_phrasings;
   for (Impl::Doc& doc : x.docs) {
     doc.rule_index = r->U32();
     doc.stemmer = r->U8();
@@ -824,9 +923,9 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
         phrasings > 4096) {
       return r->Fail();
     }
-    doc.phrasings.resize(phrasings);
+    doc_phrasings.assign(phrasings, {});
     std::vector<TermFreq> ids;
-    for (auto& p : doc.phrasings) {
+    for (auto& p : doc_phrasings) {
       if (!ReadTerms(r, static_cast<uint32_t>(x.words.size()), &ids)) return false;
       for (const TermFreq& t : ids) p.push_back(t.first);
     }
@@ -834,6 +933,7 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
       if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &doc.terms[f]))
         return false;
     }
+    x.AddWords(&doc, doc_phrasings);
   }
   for (int f = 0; f < kFieldCount; ++f) {
     PostingLists& p = x.postings[f];
@@ -860,8 +960,9 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   return true;
 }
 
-std::vector<SimilarHit> SimilarIndex::Search(
-    const NormalizedText& post, size_t k, const std::vector<uint32_t>& withheld) const {
+std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t k,
+                                             const std::vector<uint32_t>& withheld,
+                                             double min_score) const {
   Impl& x = *impl_;
   std::vector<SimilarHit> hits;
   if (k == 0 || x.docs.empty()) return hits;
@@ -872,7 +973,13 @@ std::vector<SimilarHit> SimilarIndex::Search(
   // consecutive content words, character grams. Unknown stems still count in the
   // post's total weight (they are what the claim does not cover).
   enum { kWords, kBigrams, kChars };
-  for (auto& terms : x.post_terms) terms.clear();
+  // Forget the previous post's terms.
+  std::vector<uint64_t>* present[] = {&x.word_present, &x.bigram_present,
+                                      &x.char_present};
+  for (int kind = kWords; kind <= kChars; ++kind) {
+    for (uint32_t id : x.post_terms[kind]) Unmark(present[kind], id);
+    x.post_terms[kind].clear();
+  }
   x.unknown_stems.clear();
   x.TrimCache(post.words.size());
   std::vector<Impl::CachedWord> content;
@@ -889,8 +996,8 @@ std::vector<SimilarHit> SimilarIndex::Search(
     for (const Impl::CachedWord& c : content) {
       const uint32_t id = x.cache_stem_ids[c.stems_begin + s];
       if (id != kNone) {
-        if (x.word_mark[id] != stamp) {
-          x.word_mark[id] = stamp;
+        if (!Marked(x.word_present, id)) {
+          Mark(&x.word_present, id);
           x.word_qtf[id] = 0;
           x.post_terms[kWords].push_back(id);
           post_word_weight += x.Idf(kClaimField, id);
@@ -907,8 +1014,8 @@ std::vector<SimilarHit> SimilarIndex::Search(
       if (x.options.word_bigrams && previous != kNone && id != kNone) {
         const uint32_t b = x.bigrams.Find(BigramKey(previous, id));
         if (b != kNone) {
-          if (x.bigram_mark[b] != stamp) {
-            x.bigram_mark[b] = stamp;
+          if (!Marked(x.bigram_present, b)) {
+            Mark(&x.bigram_present, b);
             x.bigram_qtf[b] = 0;
             x.post_terms[kBigrams].push_back(b);
           }
@@ -921,8 +1028,8 @@ std::vector<SimilarHit> SimilarIndex::Search(
   for (const Impl::CachedWord& c : content) {
     for (uint32_t i = 0; i < c.grams_size; ++i) {
       const uint32_t g = x.cache_grams[c.grams_begin + i];
-      if (x.char_mark[g] != stamp) {
-        x.char_mark[g] = stamp;
+      if (!Marked(x.char_present, g)) {
+        Mark(&x.char_present, g);
         x.char_qtf[g] = 0;
         x.post_terms[kChars].push_back(g);
       }
@@ -1045,6 +1152,131 @@ std::vector<SimilarHit> SimilarIndex::Search(
                     by_first);
   candidates.resize(keep);
 
+  // The re-ranker's word features (1-4, 9, 10): how much of the claim, of its
+  // phrasings and of its title the post covers, by idf, and the words they share.
+  // They are cheap (a claim has few words, its totals are precomputed), so the
+  // bound below uses them exactly. Returns the number of shared claim words.
+  auto part_of = [&](const uint32_t* ids, uint32_t count) {
+    double part = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (Marked(x.word_present, ids[i])) part += x.Idf(kClaimField, ids[i]);
+    }
+    return part;
+  };
+  auto word_features = [&](const Impl::Doc& doc, SimilarWeights* features) {
+    auto& f = *features;
+    const Impl::WordView words = x.Words(doc);
+    const uint32_t* phrasing = words.phrasing_ids;
+    for (uint32_t p = 0; p < words.phrasing_count; ++p) {
+      const double all = x.phrasing_idf[doc.phrasing_idf_begin + p];
+      const double part = part_of(phrasing, words.lengths[p]);
+      phrasing += words.lengths[p];
+      if (all > 0) f[1] = std::max(f[1], part / all);
+      // Both ways at once: the post says this phrasing and little else.
+      if (all > 0 && post_word_weight > 0) {
+        f[10] = std::max(f[10], std::min(part / all, part / post_word_weight));
+      }
+    }
+    const double claim_part = part_of(words.claim_ids, words.claim_count);
+    f[2] = post_word_weight > 0 ? claim_part / post_word_weight : 0;
+    double shared = 0;
+    for (uint32_t i = 0; i < words.claim_count; ++i)
+      shared += Marked(x.word_present, words.claim_ids[i]);
+    f[9] = std::min(shared, 10.0) / 10;
+    // A claim without a fact-check title is its own title: the model learnt from
+    // claims that all have one, and a missing title is no evidence against a match.
+    if (words.title_count == 0) {
+      f[3] = doc.claim_idf > 0 ? claim_part / doc.claim_idf : 0;
+      f[4] = f[2];
+    } else {
+      const double title_part = part_of(words.title_ids, words.title_count);
+      f[3] = doc.title_idf > 0 ? title_part / doc.title_idf : 0;
+      f[4] = post_word_weight > 0 ? title_part / post_word_weight : 0;
+    }
+    return shared;
+  };
+
+  // With a minimum score (a check passes its threshold), the candidates that cannot
+  // reach it are never scored in full, and most posts stop here. A candidate's
+  // bound of the re-ranker's z takes the word features exactly and bounds the rest
+  // from the post alone: the claim shares at most as many terms with the post as
+  // it has, so its part of the post's weight in a field is at most that of the
+  // post's heaviest terms (prefix sums below; BM25's tf / (tf + norm) is below 1,
+  // and the cosine's dot product is at most the two norms over the shared grams);
+  // the bigram coverage's weight is negative. A claim with fewer than
+  // kMinSharedWords words in common and no phrasing said in full is held to 0.5.
+  // Every bound is at least the true value, so the hits at or above min_score are
+  // exactly those of the full search.
+  std::vector<char> viable(candidates.size(), 1);
+  if (min_score > 0.5 && x.options.rerank && !candidates.empty()) {
+    auto prefix_sums = [&](const std::vector<uint32_t>& ids, auto weight_of, size_t most,
+                           std::vector<double>* sums) {
+      std::vector<float>& w = x.sort_scratch;
+      w.clear();
+      for (uint32_t id : ids) w.push_back(weight_of(id));
+      most = std::min(most, w.size());
+      std::partial_sort(w.begin(), w.begin() + most, w.end(), std::greater<float>());
+      sums->assign(1, 0.0);
+      for (size_t j = 0; j < most; ++j) sums->push_back(sums->back() + w[j]);
+    };
+    auto top = [](const std::vector<double>& sums, size_t n) {
+      return sums[std::min(n, sums.size() - 1)];
+    };
+    size_t most[kFieldCount] = {0, 0, 0, 0};
+    for (const Candidate& c : candidates) {
+      const Impl::Doc& doc = x.docs[c.doc];
+      const Impl::WordView words = x.Words(doc);
+      most[kClaimField] = std::max<size_t>(most[kClaimField], words.claim_count);
+      most[kTitleField] = std::max<size_t>(most[kTitleField], words.title_count);
+      most[kCharField] = std::max<size_t>(most[kCharField], doc.char_grams);
+    }
+    prefix_sums(
+        x.post_terms[kWords], [&](uint32_t id) { return x.term_weight[kClaimField][id]; },
+        most[kClaimField], &x.top_claim);
+    prefix_sums(
+        x.post_terms[kWords],
+        [&](uint32_t id) {
+          return field_on[kTitleField] ? x.term_weight[kTitleField][id] : 0.0f;
+        },
+        most[kTitleField], &x.top_title);
+    prefix_sums(
+        x.post_terms[kChars],
+        [&](uint32_t g) { return x.char_weight[g] * x.char_weight[g]; }, most[kCharField],
+        &x.top_char_sq);
+    const SimilarWeights& w = x.weights;
+    const double z_needed = std::log(min_score / (1 - min_score)) - 1e-6;
+    auto share = [&](double part, double whole) {
+      return whole > 0 ? std::min(1.0, part / whole) : 0.0;
+    };
+    bool any = false;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Impl::Doc& doc = x.docs[candidates[i].doc];
+      SimilarWeights f{};
+      const double shared = word_features(doc, &f);
+      if (shared < kMinSharedWords && f[1] < 1) {
+        viable[i] = 0;
+        continue;
+      }
+      const Impl::WordView words = x.Words(doc);
+      const double cosine =
+          char_norm > 0 && doc.char_norm > 0
+              ? share(std::sqrt(top(x.top_char_sq, doc.char_grams)), char_norm)
+              : 0;
+      const double claim_bm25 =
+          share(top(x.top_claim, words.claim_count), field_max[kClaimField]);
+      const double title_bm25 =
+          words.title_count == 0
+              ? claim_bm25
+              : share(top(x.top_title, words.title_count), field_max[kTitleField]);
+      double z = w[0] + std::max(0.0, w[5]) + std::max(0.0, w[6] * cosine) +
+                 std::max(0.0, w[7] * claim_bm25) + std::max(0.0, w[8] * title_bm25);
+      for (int j : {1, 2, 3, 4, 9, 10}) z += w[j] * f[j];
+      viable[i] = z >= z_needed;
+      any = any || viable[i];
+    }
+    if (!any) return hits;
+  }
+
   // The exact first-stage score of each, from the claim's side: every field, every
   // term the post shares with it.
   std::vector<std::array<double, kFieldCount>> field_score(candidates.size());
@@ -1055,12 +1287,12 @@ std::vector<SimilarHit> SimilarIndex::Search(
       const Field f = ft.field;
       double sum = 0;
       if (field_max[f] > 0) {
-        const std::vector<uint32_t>& marks = f == kBigramField ? x.bigram_mark
-                                             : f == kCharField ? x.char_mark
-                                                               : x.word_mark;
+        const std::vector<uint64_t>& marks = f == kBigramField ? x.bigram_present
+                                             : f == kCharField ? x.char_present
+                                                               : x.word_present;
         const std::vector<float>& weight = x.term_weight[f];
         for (const TermFreq& t : x.docs[c.doc].terms[f]) {
-          if (marks[t.first] == stamp)
+          if (Marked(marks, t.first))
             sum += contribution(f, weight[t.first], c.doc, t.second);
         }
         s += kFieldWeight[f] * sum / field_max[f];
@@ -1078,56 +1310,28 @@ std::vector<SimilarHit> SimilarIndex::Search(
   order.resize(keep);
 
   // Stage 2: features and the logistic re-ranker.
-  auto covered = [&](const auto& ids, auto id_of, double* part, double* all) {
-    *part = 0;
-    *all = 0;
-    for (const auto& entry : ids) {
-      const uint32_t id = id_of(entry);
-      double idf = x.Idf(kClaimField, id);
-      *all += idf;
-      if (x.word_mark[id] == stamp) *part += idf;
-    }
-  };
-  auto plain = [](uint32_t id) { return id; };
-  auto first_of = [](const TermFreq& t) { return t.first; };
   for (size_t i : order) {
+    if (!viable[i]) continue;  // its score is below min_score
     const Candidate& c = candidates[i];
     const Impl::Doc& doc = x.docs[c.doc];
-    const std::vector<TermFreq>& claim_words = doc.terms[kClaimField];
-    const std::vector<TermFreq>& title_words = doc.terms[kTitleField];
     SimilarHit hit;
     hit.rule_index = doc.rule_index;
     auto& f = hit.features;
     f[0] = 1;
-    double part, all;
-    for (const auto& phrasing : doc.phrasings) {
-      covered(phrasing, plain, &part, &all);
-      if (all > 0) f[1] = std::max(f[1], part / all);
-      // Both ways at once: the post says this phrasing and little else.
-      if (all > 0 && post_word_weight > 0) {
-        f[10] = std::max(f[10], std::min(part / all, part / post_word_weight));
-      }
-    }
-    covered(claim_words, first_of, &part, &all);
-    f[2] = post_word_weight > 0 ? part / post_word_weight : 0;
-    double shared = 0;
-    for (const TermFreq& t : claim_words) shared += x.word_mark[t.first] == stamp;
-    covered(title_words, first_of, &part, &all);
-    f[3] = all > 0 ? part / all : 0;
-    f[4] = post_word_weight > 0 ? part / post_word_weight : 0;
+    const double shared = word_features(doc, &f);
     if (!doc.terms[kBigramField].empty()) {
       double b_part = 0, b_all = 0;
       for (const TermFreq& t : doc.terms[kBigramField]) {
         double idf = x.Idf(kBigramField, t.first);
         b_all += idf;
-        if (x.bigram_mark[t.first] == stamp) b_part += idf;
+        if (Marked(x.bigram_present, t.first)) b_part += idf;
       }
       f[5] = b_all > 0 ? b_part / b_all : 0;
     }
     if (char_norm > 0 && doc.char_norm > 0) {
       double dot = 0;
       for (const TermFreq& t : doc.terms[kCharField]) {
-        if (x.char_mark[t.first] == stamp)
+        if (Marked(x.char_present, t.first))
           dot += t.second * x.Idf(kCharField, t.first) * x.char_weight[t.first];
       }
       f[6] = dot / (char_norm * doc.char_norm);
@@ -1138,15 +1342,7 @@ std::vector<SimilarHit> SimilarIndex::Search(
     f[8] = field_max[kTitleField] > 0
                ? field_score[i][kTitleField] / field_max[kTitleField]
                : 0;
-    f[9] = std::min(shared, 10.0) / 10;
-    // A claim without a fact-check title is its own title: the model learnt from
-    // claims that all have one, and a missing title is no evidence against a match.
-    if (title_words.empty()) {
-      covered(claim_words, first_of, &part, &all);
-      f[3] = all > 0 ? part / all : 0;
-      f[4] = f[2];
-      f[8] = f[7];
-    }
+    if (doc.terms[kTitleField].empty()) f[8] = f[7];  // its own title (word_features)
     if (x.options.rerank) {
       double z = 0;
       for (int j = 0; j < kSimilarFeatureCount; ++j) z += x.weights[j] * f[j];
@@ -1165,6 +1361,7 @@ std::vector<SimilarHit> SimilarIndex::Search(
     return a.rule_index < b.rule_index;
   });
   if (hits.size() > k) hits.resize(k);
+  while (!hits.empty() && hits.back().score < min_score) hits.pop_back();
   return hits;
 }
 

@@ -87,9 +87,14 @@ class SimilarIndex {
   // for evaluation). Only claims sharing at least one word or character gram with
   // the post are returned. Cost is bounded per post: the post's rarest terms find
   // the candidates (see similar.cc), so a long post of common words does not score
-  // every claim. Not thread-safe: it reuses scratch buffers and a word cache.
+  // every claim. With `min_score` above 0.5 (a check passes its threshold), only
+  // the hits scoring at least that are returned: exactly those of the search
+  // without it, found sooner, since claims whose score is bounded below it are
+  // never scored in full. Not thread-safe: it reuses scratch buffers and a word
+  // cache.
   std::vector<SimilarHit> Search(const NormalizedText& post, size_t k,
-                                 const std::vector<uint32_t>& withheld = {}) const;
+                                 const std::vector<uint32_t>& withheld = {},
+                                 double min_score = 0) const;
 
   // Returns the byte ranges of `post` (original bytes) whose words are among the
   // content words of rule `rule_index`'s claim, phrasings or title, merged into runs
