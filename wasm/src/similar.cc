@@ -783,6 +783,9 @@ void SimilarIndex::Impl::Finish() {
       x.phrasing_idf.push_back(all);
     }
   }
+  // Pushed one by one, they may hold twice their size (100k rules: megabytes).
+  x.doc_words.shrink_to_fit();
+  x.phrasing_idf.shrink_to_fit();
   // Character-gram vector norms need the idf, so they come after all postings.
   for (Impl::Doc& doc : x.docs) {
     double norm = 0;
