@@ -87,6 +87,16 @@ function noteFault(error) {
 
 const faultError = (message) => Object.assign(new Error(message), { kind: 'fault' });
 
+// What a worker start does: a new engine with the last good lists restored into it,
+// then swapped in for the old one, which is disposed (a trapped one frees nothing).
+async function replaceEngine(subscriptions) {
+  const fresh = await createEngine();
+  await subscriptions.attach(fresh);
+  const old = engine;
+  engine = fresh;
+  old?.dispose();
+}
+
 // Starts a new engine with the last good lists (one restart at a time); does nothing
 // while paused.
 function restartEngine(subscriptions) {
@@ -102,9 +112,7 @@ function restartEngine(subscriptions) {
       return;
     }
     try {
-      const fresh = await createEngine();
-      await subscriptions.attach(fresh);
-      engine = fresh;
+      await replaceEngine(subscriptions);
       engineState.state = 'restarted';
     } catch (error) {
       engineState.state = 'failed';
@@ -175,15 +183,9 @@ async function handleTest(message, subscriptions) {
     case 'alarm':
       await withEngine(subscriptions, () => subscriptions.updateAll({ force: false }));
       return { ok: true, ...(await status(subscriptions)) };
-    case 'restart-engine': {
-      // What a worker start does: a new engine, the last good lists restored into it.
-      const fresh = await createEngine();
-      await subscriptions.attach(fresh);
-      const old = engine;
-      engine = fresh;
-      old.dispose();
+    case 'restart-engine':
+      await replaceEngine(subscriptions);
       return { ok: true, ...(await status(subscriptions)) };
-    }
     case 'exhaust-memory':
       return { ok: true, taken: exhaustMemoryForTests(engine) };
     default:
