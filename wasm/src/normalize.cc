@@ -360,6 +360,28 @@ class Normalizer {
           }
         }
         uint32_t b = static_cast<uint32_t>(i);
+        const bool letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+        if (letter && word_.empty()) {
+          // Most words are ASCII letters only, between ASCII separators: such a word
+          // is emitted as the word rules would emit it (lower-cased, as it is),
+          // without an item per letter. No URL starts inside it (MatchUrl wants a
+          // separator before one); what follows decides, so a digit, '$', '@' or a
+          // non-ASCII byte (a letter or mark of the same word) takes the general path.
+          size_t j = i + 1;
+          while (j < n && ((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'z')) ++j;
+          const unsigned char next = j < n ? s[j] : ' ';
+          if (next < 0x80 && !(next >= '0' && next <= '9') && next != '$' &&
+              next != '@') {
+            BeginWord();
+            for (size_t k = i; k < j; ++k) {
+              Emit(static_cast<uint32_t>(s[k] | 0x20), static_cast<uint32_t>(k),
+                   static_cast<uint32_t>(k + 1));
+            }
+            EndWord();
+            i = j;
+            continue;
+          }
+        }
         if (c >= 'a' && c <= 'z') {
           Push(c, b, b + 1, kLatin);
         } else if (c >= 'A' && c <= 'Z') {
