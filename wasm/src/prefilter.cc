@@ -487,43 +487,47 @@ void Prefilter::Build(uint32_t item_count) {
     }
   }
 
-  // The scan form.
-  states_.assign(n, State());
-  edges_.clear();
+  // The scan form: records in breadth-first order, states renamed to offsets.
+  std::vector<uint32_t> at(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    at[s + 1] = at[s] + RecordWords(edge_begin[s + 1] - edge_begin[s]);
+  }
+  nodes_.assign(at[n], 0);
+  state_count_ = n;
   outputs_.clear();
   tails_.clear();
   for (uint32_t s = 0; s < n; ++s) {
     const uint32_t count = edge_begin[s + 1] - edge_begin[s];
-    State& state = states_[s];
-    state.fail = fail[s];
-    state.edge_count = static_cast<uint8_t>(count);  // atoms are lower-cased: < 256
+    uint32_t* record = &nodes_[at[s]];
+    record[kFail] = at[fail[s]];
+    // Atoms are lower-cased, so a state has fewer than 256 edges.
+    record[kHead] = count;
     if (count == 1) {
-      state.edges = edge_next[edge_begin[s]];
-      state.byte = edge_byte[edge_begin[s]];
-    } else {
-      state.edges = static_cast<uint32_t>(edges_.size());
-      state.byte = 0;
-      for (uint32_t e = edge_begin[s]; e < edge_begin[s + 1]; ++e) {
-        Edge edge;
-        edge.next = edge_next[e];
-        edge.byte = edge_byte[e];
-        edges_.push_back(edge);
+      record[kHead] |= uint32_t{edge_byte[edge_begin[s]]} << 8;
+      record[kEdges] = at[edge_next[edge_begin[s]]];
+    } else if (count > 1) {
+      const uint32_t groups = (count + 7) / 8;
+      uint8_t* bytes = reinterpret_cast<uint8_t*>(record + kEdges);
+      uint32_t* next = record + kEdges + groups * 2;
+      for (uint32_t k = 0; k < groups * 8; ++k) {
+        bytes[k] = edge_byte[edge_begin[s] + std::min(k, count - 1)];
       }
+      for (uint32_t k = 0; k < count; ++k) next[k] = at[edge_next[edge_begin[s] + k]];
     }
-    state.output = kNone;
+    record[kOutput] = kNone;
     if (atom_at[s] != kNone || dict[s] != kNone) {
-      Output o{atom_at[s], dict[s], 0, 0};
+      Output o{atom_at[s], dict[s] == kNone ? kNone : at[dict[s]], 0, 0};
       if (o.atom != kNone) {
         const std::string_view tail = atoms[o.atom].substr(cut[o.atom]);
         o.tail_begin = static_cast<uint32_t>(tails_.size());
         o.tail_size = static_cast<uint32_t>(tail.size());
         tails_.append(tail);
       }
-      state.output = static_cast<uint32_t>(outputs_.size());
+      record[kOutput] = static_cast<uint32_t>(outputs_.size());
       outputs_.push_back(o);
     }
   }
-  edges_.shrink_to_fit();
+  FillRootRow();
   outputs_.shrink_to_fit();
   tails_.shrink_to_fit();
   pending_.clear();
@@ -534,14 +538,14 @@ void Prefilter::Build(uint32_t item_count) {
 
 void Prefilter::FillRootRow() {
   std::memset(root_next_, 0, sizeof(root_next_));
-  if (states_.empty()) return;
-  const State& root = states_[0];
-  if (root.edge_count == 1) {
-    root_next_[root.byte] = root.edges;
-  } else {
-    for (uint32_t e = root.edges; e < root.edges + root.edge_count; ++e) {
-      root_next_[edges_[e].byte] = edges_[e].next;
-    }
+  if (nodes_.empty()) return;
+  const uint32_t count = nodes_[kHead] & 0xFF;
+  if (count == 1) {
+    root_next_[(nodes_[kHead] >> 8) & 0xFF] = nodes_[kEdges];
+  } else if (count > 1) {
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[kEdges]);
+    const uint32_t* next = &nodes_[kEdges + (count + 7) / 8 * 2];
+    for (uint32_t k = 0; k < count; ++k) root_next_[bytes[k]] = next[k];
   }
 }
 
@@ -560,8 +564,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     epoch_ = 1;
   }
   for (uint32_t i : always_) item_seen_[i] = epoch_;
-  const State* states = states_.data();
-  const Edge* edges = edges_.data();
+  const uint32_t* nodes = nodes_.data();
   // True if the text after position `end` starts with `tail` (lower-cased).
   auto tail_follows = [&](size_t end, const Output& o) {
     if (o.tail_size > text.size() - end) return false;
@@ -571,37 +574,52 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     }
     return true;
   };
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
   uint32_t s = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const uint8_t c = static_cast<uint8_t>(LowerAscii(text[i]));
+    const uint64_t spread = kOnes * c;
     for (;;) {
       if (s == 0) {
         s = root_next_[c];
         break;
       }
-      const State& state = states[s];
-      uint32_t next = kNone;
-      if (state.edge_count == 1) {
-        if (state.byte == c) next = state.edges;
-      } else {
-        for (uint32_t k = state.edges; k < state.edges + state.edge_count; ++k) {
-          if (edges[k].byte == c) {
-            next = edges[k].next;
+      const uint32_t* record = nodes + s;
+      const uint32_t head = record[kHead];
+      const uint32_t count = head & 0xFF;
+      if (count == 1) {
+        if ((head >> 8) == c) {
+          s = record[kEdges];
+          break;
+        }
+      } else if (count > 1) {
+        // 8 edge bytes at a time: the lowest zero byte of bytes ^ c is the
+        // first edge on c (the bit trick flags no byte below a true zero).
+        const char* bytes = reinterpret_cast<const char*>(record + kEdges);
+        const uint32_t groups = (count + 7) / 8;
+        uint32_t found = kNone;
+        for (uint32_t g = 0; g < groups; ++g) {
+          uint64_t word;
+          std::memcpy(&word, bytes + g * 8, 8);
+          const uint64_t x = word ^ spread;
+          const uint64_t zero = (x - kOnes) & ~x & kHighs;
+          if (zero != 0) {
+            found = g * 8 + static_cast<uint32_t>(__builtin_ctzll(zero)) / 8;
             break;
           }
         }
+        if (found != kNone) {
+          s = record[kEdges + groups * 2 + found];
+          break;
+        }
       }
-      if (next != kNone) {
-        s = next;
-        break;
-      }
-      s = state.fail;
+      s = record[kFail];
     }
     // Every atom whose cut ends here (this state's, then its dictionary chain's),
     // if its tail follows. An atom seen before may have a suffix whose tail did
     // not follow then, so the chain is always walked to its end.
     for (uint32_t t = s; t != kNone;) {
-      const uint32_t out_index = states[t].output;
+      const uint32_t out_index = nodes[t + kOutput];
       if (out_index == kNone) break;
       const Output& o = outputs_[out_index];
       t = o.dict;
@@ -628,8 +646,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
 
 void Prefilter::Serialize(ByteWriter* w) const {
   w->U32(item_count_);
-  w->Vec(states_);
-  w->Vec(edges_);
+  w->Vec(nodes_);
   w->Vec(outputs_);
   w->Str(tails_);
   w->Vec(atom_item_begin_);
@@ -640,13 +657,14 @@ void Prefilter::Serialize(ByteWriter* w) const {
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
-  if (!r->Vec(&states_) || !r->Vec(&edges_) || !r->Vec(&outputs_) || !r->Str(&tails_) ||
+  if (!r->Vec(&nodes_) || !r->Vec(&outputs_) || !r->Str(&tails_) ||
       !r->Vec(&atom_item_begin_) || !r->Vec(&atom_items_) || !r->Vec(&item_groups_) ||
       !r->Vec(&always_)) {
     return false;
   }
   if (!Validate()) {
-    states_.clear();
+    nodes_.clear();
+    state_count_ = 0;
     return false;
   }
   FillRootRow();
@@ -656,9 +674,7 @@ bool Prefilter::Deserialize(ByteReader* r) {
   return true;
 }
 
-bool Prefilter::Validate() const {
-  const size_t n = states_.size();
-  if (n == 0) return false;
+bool Prefilter::Validate() {
   if (atom_item_begin_.empty() || atom_item_begin_[0] != 0 ||
       atom_item_begin_.back() != atom_items_.size())
     return false;
@@ -677,38 +693,66 @@ bool Prefilter::Validate() const {
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
-  for (const Edge& e : edges_) {
-    if (e.next == 0 || e.next >= n || e.zero[0] || e.zero[1] || e.zero[2]) return false;
-  }
-  // Failure links must point to shallower (earlier, breadth-first) states, so the
-  // scan's failure walk always ends at the root; dictionary links likewise, to
-  // states with an atom of their own.
-  for (size_t s = 0; s < n; ++s) {
-    const State& state = states_[s];
-    if (state.zero != 0) return false;
-    if (s == 0 ? state.fail != 0 : state.fail >= s) return false;
-    if (state.edge_count == 1) {
-      if (state.edges == 0 || state.edges >= n) return false;
-    } else if (state.edges > edges_.size() ||
-               state.edge_count > edges_.size() - state.edges) {
-      return false;
-    }
-    if (state.output == kNone) continue;
-    if (state.output >= outputs_.size()) return false;
-    const Output& o = outputs_[state.output];
+  for (const Output& o : outputs_) {
     if (o.atom == kNone && o.dict == kNone) return false;
     if (o.atom != kNone && (o.atom >= atoms || o.tail_begin > tails_.size() ||
                             o.tail_size > tails_.size() - o.tail_begin)) {
       return false;
     }
-    if (o.dict != kNone) {
-      if (o.dict >= s || states_[o.dict].output == kNone ||
-          states_[o.dict].output >= outputs_.size() ||
-          outputs_[states_[o.dict].output].atom == kNone) {
-        return false;
+  }
+  // The records must tile nodes_ exactly; every state named anywhere must be the
+  // start of one. Failure links must point to earlier (shallower, breadth-first)
+  // states, so the scan's failure walk always ends at the root; dictionary links
+  // likewise, to states with an atom of their own.
+  const size_t size = nodes_.size();
+  if (size == 0) return false;
+  std::vector<bool> starts(size, false);
+  uint32_t count = 0;
+  for (size_t at = 0; at < size;) {
+    if (size - at < 3) return false;
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t edges = head & 0xFF;
+    if ((head >> (edges == 1 ? 16 : 8)) != 0) return false;
+    const uint32_t words = RecordWords(edges);
+    if (size - at < words) return false;
+    if (edges > 1) {
+      // Distinct, ascending bytes, padded with the last: the form is canonical.
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
+      for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
+        if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
+          return false;
       }
     }
+    starts[at] = true;
+    ++count;
+    at += words;
   }
+  auto is_state = [&](uint32_t s) { return s < size && starts[s]; };
+  for (size_t at = 0; at < size;) {
+    const uint32_t edges = nodes_[at + kHead] & 0xFF;
+    const uint32_t fail = nodes_[at + kFail];
+    if (at == 0 ? fail != 0 : (fail >= at || !is_state(fail))) return false;
+    const uint32_t first = edges == 1 ? kEdges : kEdges + (edges + 7) / 8 * 2;
+    for (uint32_t k = 0; k < edges; ++k) {
+      const uint32_t next = nodes_[at + first + k];
+      if (next == 0 || !is_state(next)) return false;
+    }
+    const uint32_t output = nodes_[at + kOutput];
+    if (output != kNone) {
+      if (output >= outputs_.size()) return false;
+      const uint32_t dict = outputs_[output].dict;
+      if (dict != kNone) {
+        if (dict >= at || !is_state(dict)) return false;
+        const uint32_t linked = nodes_[dict + kOutput];
+        if (linked == kNone || linked >= outputs_.size() ||
+            outputs_[linked].atom == kNone) {
+          return false;
+        }
+      }
+    }
+    at += RecordWords(edges);
+  }
+  state_count_ = count;
   return true;
 }
 

@@ -76,7 +76,7 @@ class Prefilter {
   size_t atom_count() const {
     return atom_item_begin_.empty() ? 0 : atom_item_begin_.size() - 1;
   }
-  size_t state_count() const { return states_.size(); }
+  size_t state_count() const { return state_count_; }
   size_t always_count() const { return always_.size(); }
 
   // Appends the built automaton to `w`; Deserialize reads it back. Deserialize
@@ -86,8 +86,14 @@ class Prefilter {
   bool Deserialize(ByteReader* r);
 
  private:
-  bool Validate() const;
+  bool Validate();
   void FillRootRow();
+  // Words of a record with `edge_count` edges.
+  static uint32_t RecordWords(uint32_t edge_count) {
+    return edge_count == 0   ? 3
+           : edge_count == 1 ? 4
+                             : 3 + (edge_count + 7) / 8 * 2 + edge_count;
+  }
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
   // string: Build sorts 12-byte records, not strings.
@@ -106,21 +112,18 @@ class Prefilter {
   // sharing few prefixes, so a trie of whole atoms is mostly single-edge chains
   // (1.9M states for the atoms of 100k rules, against 0.3M with tails), and the
   // candidates are exactly those of the whole-atom automaton.
-  // What one step needs of a state is in one 16-byte record (a scan over a large
-  // list is bound by memory latency); most states have one edge, kept in place.
-  struct State {
-    uint32_t edges;  // one edge: the next state; else the first of edges_
-    uint32_t fail;
-    uint32_t output;  // index into outputs_, or kNone if no atom ends here or at a suffix
-    uint8_t edge_count;
-    uint8_t byte;       // one edge: its byte
-    uint16_t zero = 0;  // padding, written as zero so that the form is stable
-  };
-  struct Edge {
-    uint32_t next;
-    uint8_t byte;
-    uint8_t zero[3] = {0, 0, 0};
-  };
+  // A state is a record in `nodes_` (32-bit words), named by its offset; the
+  // root is at 0. What one step needs of a state, its edges included, is in one
+  // place (a scan over a large list is bound by memory latency):
+  //   [0] fail: the failure state
+  //   [1] output: index into outputs_, or kNone if no atom ends here or at a suffix
+  //   [2] edge count (bits 0-7) and, for one edge, its byte (bits 8-15)
+  //   one edge: [3] the next state
+  //   k >= 2 edges: their bytes, ascending, in ceil(k / 8) 8-byte groups (the last
+  //   padded with copies of the last byte), then k words: the next states.
+  // A step compares the byte with 8 edge bytes at a time, without branching on
+  // each; leaves (most cut atoms end at one) take 3 words.
+  static constexpr uint32_t kFail = 0, kOutput = 1, kHead = 2, kEdges = 3;
   // An atom ending at a state (its cut) and the nearest proper suffix state that
   // has one (its dictionary link).
   struct Output {
@@ -130,8 +133,8 @@ class Prefilter {
     uint32_t tail_size;
   };
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  std::vector<State> states_;
-  std::vector<Edge> edges_;  // of the states with two edges or more
+  std::vector<uint32_t> nodes_;
+  uint32_t state_count_ = 0;  // records in nodes_ (derived)
   std::vector<Output> outputs_;
   std::string tails_;
   uint32_t root_next_[256] = {};
