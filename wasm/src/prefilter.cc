@@ -488,47 +488,51 @@ void Prefilter::Build(uint32_t item_count) {
   }
 
   // The scan form: records in breadth-first order, states renamed to offsets.
+  auto head_of = [&](uint32_t s) {
+    const uint32_t count = edge_begin[s + 1] - edge_begin[s];
+    // Atoms are lower-cased, so a state has fewer than 256 edges.
+    uint32_t head = count;
+    if (count == 1) head |= uint32_t{edge_byte[edge_begin[s]]} << 8;
+    if (atom_at[s] != kNone || dict[s] != kNone) head |= kOutputBit;
+    if (atom_at[s] != kNone && cut[atom_at[s]] < atoms[atom_at[s]].size())
+      head |= kTailBit;
+    return head;
+  };
   std::vector<uint32_t> at(n + 1, 0);
-  for (uint32_t s = 0; s < n; ++s) {
-    at[s + 1] = at[s] + RecordWords(edge_begin[s + 1] - edge_begin[s]);
-  }
+  for (uint32_t s = 0; s < n; ++s) at[s + 1] = at[s] + RecordWords(head_of(s));
   nodes_.assign(at[n], 0);
   state_count_ = n;
-  outputs_.clear();
   tails_.clear();
   for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t count = edge_begin[s + 1] - edge_begin[s];
+    const uint32_t head = head_of(s);
+    const uint32_t count = head & 0xFF;
     uint32_t* record = &nodes_[at[s]];
     record[kFail] = at[fail[s]];
-    // Atoms are lower-cased, so a state has fewer than 256 edges.
-    record[kHead] = count;
+    record[kHead] = head;
+    if (head & kOutputBit) {
+      record[kAtom] = atom_at[s];
+      record[kDict] = dict[s] == kNone ? kNone : at[dict[s]];
+    }
+    if (head & kTailBit) {
+      const std::string_view tail = atoms[atom_at[s]].substr(cut[atom_at[s]]);
+      record[kTailBegin] = static_cast<uint32_t>(tails_.size());
+      record[kTailSize] = static_cast<uint32_t>(tail.size());
+      tails_.append(tail);
+    }
+    uint32_t* edges = record + EdgesAt(head);
     if (count == 1) {
-      record[kHead] |= uint32_t{edge_byte[edge_begin[s]]} << 8;
-      record[kEdges] = at[edge_next[edge_begin[s]]];
+      edges[0] = at[edge_next[edge_begin[s]]];
     } else if (count > 1) {
       const uint32_t groups = (count + 7) / 8;
-      uint8_t* bytes = reinterpret_cast<uint8_t*>(record + kEdges);
-      uint32_t* next = record + kEdges + groups * 2;
+      uint8_t* bytes = reinterpret_cast<uint8_t*>(edges);
+      uint32_t* next = edges + groups * 2;
       for (uint32_t k = 0; k < groups * 8; ++k) {
         bytes[k] = edge_byte[edge_begin[s] + std::min(k, count - 1)];
       }
       for (uint32_t k = 0; k < count; ++k) next[k] = at[edge_next[edge_begin[s] + k]];
     }
-    record[kOutput] = kNone;
-    if (atom_at[s] != kNone || dict[s] != kNone) {
-      Output o{atom_at[s], dict[s] == kNone ? kNone : at[dict[s]], 0, 0};
-      if (o.atom != kNone) {
-        const std::string_view tail = atoms[o.atom].substr(cut[o.atom]);
-        o.tail_begin = static_cast<uint32_t>(tails_.size());
-        o.tail_size = static_cast<uint32_t>(tail.size());
-        tails_.append(tail);
-      }
-      record[kOutput] = static_cast<uint32_t>(outputs_.size());
-      outputs_.push_back(o);
-    }
   }
   FillRootRow();
-  outputs_.shrink_to_fit();
   tails_.shrink_to_fit();
   pending_.clear();
   pending_.shrink_to_fit();
@@ -539,12 +543,14 @@ void Prefilter::Build(uint32_t item_count) {
 void Prefilter::FillRootRow() {
   std::memset(root_next_, 0, sizeof(root_next_));
   if (nodes_.empty()) return;
-  const uint32_t count = nodes_[kHead] & 0xFF;
+  const uint32_t head = nodes_[kHead];
+  const uint32_t count = head & 0xFF;
+  const uint32_t* edges = &nodes_[EdgesAt(head)];
   if (count == 1) {
-    root_next_[(nodes_[kHead] >> 8) & 0xFF] = nodes_[kEdges];
+    root_next_[head >> 8 & 0xFF] = edges[0];
   } else if (count > 1) {
-    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[kEdges]);
-    const uint32_t* next = &nodes_[kEdges + (count + 7) / 8 * 2];
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(edges);
+    const uint32_t* next = edges + (count + 7) / 8 * 2;
     for (uint32_t k = 0; k < count; ++k) root_next_[bytes[k]] = next[k];
   }
 }
@@ -553,23 +559,25 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   std::vector<uint32_t> out(always_);
   const size_t atoms = atom_count();
   if (atoms == 0) return out;
-  if (atom_seen_.size() != atoms) atom_seen_.assign(atoms, 0);
+  if (atom_seen_.size() != (atoms + 63) / 64) atom_seen_.assign((atoms + 63) / 64, 0);
   if (item_seen_.size() != item_count_) {
     item_seen_.assign(item_count_, 0);
     item_mask_.assign(item_count_, 0);
   }
   if (++epoch_ == 0) {  // wrapped: forget every stamp
-    std::fill(atom_seen_.begin(), atom_seen_.end(), 0);
     std::fill(item_seen_.begin(), item_seen_.end(), 0);
     epoch_ = 1;
   }
   for (uint32_t i : always_) item_seen_[i] = epoch_;
+  atoms_found_.clear();
   const uint32_t* nodes = nodes_.data();
-  // True if the text after position `end` starts with `tail` (lower-cased).
-  auto tail_follows = [&](size_t end, const Output& o) {
-    if (o.tail_size > text.size() - end) return false;
-    const char* tail = tails_.data() + o.tail_begin;
-    for (uint32_t k = 0; k < o.tail_size; ++k) {
+  // True if the text after position `end` starts with the tail of the atom of
+  // `record` (lower-cased).
+  auto tail_follows = [&](size_t end, const uint32_t* record) {
+    const uint32_t size = record[kTailSize];
+    if (size > text.size() - end) return false;
+    const char* tail = tails_.data() + record[kTailBegin];
+    for (uint32_t k = 0; k < size; ++k) {
       if (LowerAscii(text[end + k]) != tail[k]) return false;
     }
     return true;
@@ -579,28 +587,31 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   for (size_t i = 0; i < text.size(); ++i) {
     const uint8_t c = static_cast<uint8_t>(LowerAscii(text[i]));
     const uint64_t spread = kOnes * c;
+    uint32_t head;
     for (;;) {
       if (s == 0) {
         s = root_next_[c];
+        head = nodes[s + kHead];
         break;
       }
       const uint32_t* record = nodes + s;
-      const uint32_t head = record[kHead];
+      head = record[kHead];
       const uint32_t count = head & 0xFF;
+      const uint32_t* edges = record + EdgesAt(head);
       if (count == 1) {
-        if ((head >> 8) == c) {
-          s = record[kEdges];
+        if ((head >> 8 & 0xFF) == c) {
+          s = edges[0];
+          head = nodes[s + kHead];
           break;
         }
       } else if (count > 1) {
         // 8 edge bytes at a time: the lowest zero byte of bytes ^ c is the
         // first edge on c (the bit trick flags no byte below a true zero).
-        const char* bytes = reinterpret_cast<const char*>(record + kEdges);
         const uint32_t groups = (count + 7) / 8;
         uint32_t found = kNone;
         for (uint32_t g = 0; g < groups; ++g) {
           uint64_t word;
-          std::memcpy(&word, bytes + g * 8, 8);
+          std::memcpy(&word, edges + g * 2, 8);
           const uint64_t x = word ^ spread;
           const uint64_t zero = (x - kOnes) & ~x & kHighs;
           if (zero != 0) {
@@ -609,7 +620,8 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
           }
         }
         if (found != kNone) {
-          s = record[kEdges + groups * 2 + found];
+          s = edges[groups * 2 + found];
+          head = nodes[s + kHead];
           break;
         }
       }
@@ -618,28 +630,32 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     // Every atom whose cut ends here (this state's, then its dictionary chain's),
     // if its tail follows. An atom seen before may have a suffix whose tail did
     // not follow then, so the chain is always walked to its end.
-    for (uint32_t t = s; t != kNone;) {
-      const uint32_t out_index = nodes[t + kOutput];
-      if (out_index == kNone) break;
-      const Output& o = outputs_[out_index];
-      t = o.dict;
-      const uint32_t a = o.atom;
-      if (a == kNone || atom_seen_[a] == epoch_ || !tail_follows(i + 1, o)) continue;
-      atom_seen_[a] = epoch_;
-      for (uint32_t k = atom_item_begin_[a]; k < atom_item_begin_[a + 1]; ++k) {
-        const uint32_t item = atom_items_[k] / kMaxGroups;
-        const uint8_t bit = static_cast<uint8_t>(1u << (atom_items_[k] % kMaxGroups));
-        if (item_seen_[item] != epoch_) {
-          item_seen_[item] = epoch_;
-          item_mask_[item] = 0;
+    if (!(head & kOutputBit)) continue;
+    for (const uint32_t* record = nodes + s;;) {
+      const uint32_t a = record[kAtom];
+      const uint32_t dict = record[kDict];
+      if (a != kNone && !(atom_seen_[a / 64] >> (a % 64) & 1) &&
+          (!(record[kHead] & kTailBit) || tail_follows(i + 1, record))) {
+        atom_seen_[a / 64] |= uint64_t{1} << (a % 64);
+        atoms_found_.push_back(a);
+        for (uint32_t k = atom_item_begin_[a]; k < atom_item_begin_[a + 1]; ++k) {
+          const uint32_t item = atom_items_[k] / kMaxGroups;
+          const uint8_t bit = static_cast<uint8_t>(1u << (atom_items_[k] % kMaxGroups));
+          if (item_seen_[item] != epoch_) {
+            item_seen_[item] = epoch_;
+            item_mask_[item] = 0;
+          }
+          const uint8_t full = static_cast<uint8_t>((1u << item_groups_[item]) - 1);
+          if (item_mask_[item] == full) continue;  // already a candidate
+          item_mask_[item] |= bit;
+          if (item_mask_[item] == full) out.push_back(item);
         }
-        const uint8_t full = static_cast<uint8_t>((1u << item_groups_[item]) - 1);
-        if (item_mask_[item] == full) continue;  // already a candidate
-        item_mask_[item] |= bit;
-        if (item_mask_[item] == full) out.push_back(item);
       }
+      if (dict == kNone) break;
+      record = nodes + dict;
     }
   }
+  for (uint32_t a : atoms_found_) atom_seen_[a / 64] = 0;
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -647,7 +663,6 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
 void Prefilter::Serialize(ByteWriter* w) const {
   w->U32(item_count_);
   w->Vec(nodes_);
-  w->Vec(outputs_);
   w->Str(tails_);
   w->Vec(atom_item_begin_);
   w->Vec(atom_items_);
@@ -657,9 +672,8 @@ void Prefilter::Serialize(ByteWriter* w) const {
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
-  if (!r->Vec(&nodes_) || !r->Vec(&outputs_) || !r->Str(&tails_) ||
-      !r->Vec(&atom_item_begin_) || !r->Vec(&atom_items_) || !r->Vec(&item_groups_) ||
-      !r->Vec(&always_)) {
+  if (!r->Vec(&nodes_) || !r->Str(&tails_) || !r->Vec(&atom_item_begin_) ||
+      !r->Vec(&atom_items_) || !r->Vec(&item_groups_) || !r->Vec(&always_)) {
     return false;
   }
   if (!Validate()) {
@@ -669,6 +683,7 @@ bool Prefilter::Deserialize(ByteReader* r) {
   }
   FillRootRow();
   atom_seen_.clear();
+  atoms_found_.clear();
   item_seen_.clear();
   epoch_ = 0;
   return true;
@@ -693,35 +708,44 @@ bool Prefilter::Validate() {
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
-  for (const Output& o : outputs_) {
-    if (o.atom == kNone && o.dict == kNone) return false;
-    if (o.atom != kNone && (o.atom >= atoms || o.tail_begin > tails_.size() ||
-                            o.tail_size > tails_.size() - o.tail_begin)) {
-      return false;
-    }
-  }
   // The records must tile nodes_ exactly; every state named anywhere must be the
   // start of one. Failure links must point to earlier (shallower, breadth-first)
   // states, so the scan's failure walk always ends at the root; dictionary links
   // likewise, to states with an atom of their own.
   const size_t size = nodes_.size();
-  if (size == 0) return false;
+  if (size < 2) return false;
   std::vector<bool> starts(size, false);
   uint32_t count = 0;
   for (size_t at = 0; at < size;) {
-    if (size - at < 3) return false;
+    if (size - at < 2) return false;
     const uint32_t head = nodes_[at + kHead];
     const uint32_t edges = head & 0xFF;
-    if ((head >> (edges == 1 ? 16 : 8)) != 0) return false;
-    const uint32_t words = RecordWords(edges);
+    if ((head & ~(kOutputBit | kTailBit | (edges == 1 ? 0xFFFFu : 0xFFu))) != 0 ||
+        ((head & kTailBit) && !(head & kOutputBit))) {
+      return false;
+    }
+    const uint32_t words = RecordWords(head);
     if (size - at < words) return false;
     if (edges > 1) {
       // Distinct, ascending bytes, padded with the last: the form is canonical.
-      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
+      const uint8_t* bytes =
+          reinterpret_cast<const uint8_t*>(&nodes_[at + EdgesAt(head)]);
       for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
         if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
           return false;
       }
+    }
+    if (head & kOutputBit) {
+      const uint32_t atom = nodes_[at + kAtom];
+      if (atom == kNone ? (nodes_[at + kDict] == kNone || (head & kTailBit))
+                        : atom >= atoms) {
+        return false;
+      }
+    }
+    if (head & kTailBit) {
+      const uint32_t begin = nodes_[at + kTailBegin], tail = nodes_[at + kTailSize];
+      if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
+        return false;
     }
     starts[at] = true;
     ++count;
@@ -729,28 +753,24 @@ bool Prefilter::Validate() {
   }
   auto is_state = [&](uint32_t s) { return s < size && starts[s]; };
   for (size_t at = 0; at < size;) {
-    const uint32_t edges = nodes_[at + kHead] & 0xFF;
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t edges = head & 0xFF;
     const uint32_t fail = nodes_[at + kFail];
     if (at == 0 ? fail != 0 : (fail >= at || !is_state(fail))) return false;
-    const uint32_t first = edges == 1 ? kEdges : kEdges + (edges + 7) / 8 * 2;
+    const uint32_t first = EdgesAt(head) + (edges == 1 ? 0 : (edges + 7) / 8 * 2);
     for (uint32_t k = 0; k < edges; ++k) {
       const uint32_t next = nodes_[at + first + k];
       if (next == 0 || !is_state(next)) return false;
     }
-    const uint32_t output = nodes_[at + kOutput];
-    if (output != kNone) {
-      if (output >= outputs_.size()) return false;
-      const uint32_t dict = outputs_[output].dict;
-      if (dict != kNone) {
-        if (dict >= at || !is_state(dict)) return false;
-        const uint32_t linked = nodes_[dict + kOutput];
-        if (linked == kNone || linked >= outputs_.size() ||
-            outputs_[linked].atom == kNone) {
-          return false;
-        }
+    if (head & kOutputBit) {
+      const uint32_t dict = nodes_[at + kDict];
+      if (dict != kNone &&
+          (dict >= at || !is_state(dict) || !(nodes_[dict + kHead] & kOutputBit) ||
+           nodes_[dict + kAtom] == kNone)) {
+        return false;
       }
     }
-    at += RecordWords(edges);
+    at += RecordWords(head);
   }
   state_count_ = count;
   return true;

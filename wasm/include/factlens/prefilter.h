@@ -88,12 +88,6 @@ class Prefilter {
  private:
   bool Validate();
   void FillRootRow();
-  // Words of a record with `edge_count` edges.
-  static uint32_t RecordWords(uint32_t edge_count) {
-    return edge_count == 0   ? 3
-           : edge_count == 1 ? 4
-                             : 3 + (edge_count + 7) / 8 * 2 + edge_count;
-  }
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
   // string: Build sorts 12-byte records, not strings.
@@ -113,29 +107,35 @@ class Prefilter {
   // (1.9M states for the atoms of 100k rules, against 0.3M with tails), and the
   // candidates are exactly those of the whole-atom automaton.
   // A state is a record in `nodes_` (32-bit words), named by its offset; the
-  // root is at 0. What one step needs of a state, its edges included, is in one
-  // place (a scan over a large list is bound by memory latency):
+  // root is at 0. What one step needs of a state, its edges and atoms included, is
+  // in one place (a scan over a large list is bound by memory latency):
   //   [0] fail: the failure state
-  //   [1] output: index into outputs_, or kNone if no atom ends here or at a suffix
-  //   [2] edge count (bits 0-7) and, for one edge, its byte (bits 8-15)
-  //   one edge: [3] the next state
+  //   [1] head: edge count (bits 0-7); for one edge, its byte (bits 8-15);
+  //       kOutputBit, kTailBit
+  //   with kOutputBit: the atom whose cut ends here (or kNone), then the nearest
+  //   proper suffix state with an atom (its dictionary link, or kNone)
+  //   with kTailBit: the atom's tail, tails_[begin, +size): begin, then size
+  //   one edge: the next state
   //   k >= 2 edges: their bytes, ascending, in ceil(k / 8) 8-byte groups (the last
   //   padded with copies of the last byte), then k words: the next states.
   // A step compares the byte with 8 edge bytes at a time, without branching on
-  // each; leaves (most cut atoms end at one) take 3 words.
-  static constexpr uint32_t kFail = 0, kOutput = 1, kHead = 2, kEdges = 3;
-  // An atom ending at a state (its cut) and the nearest proper suffix state that
-  // has one (its dictionary link).
-  struct Output {
-    uint32_t atom;        // or kNone: only the dictionary link
-    uint32_t dict;        // state, or kNone
-    uint32_t tail_begin;  // the atom's tail: tails_[tail_begin, +tail_size)
-    uint32_t tail_size;
-  };
+  // each; a leaf without atoms takes 2 words.
+  static constexpr uint32_t kFail = 0, kHead = 1, kAtom = 2, kDict = 3, kTailBegin = 4,
+                            kTailSize = 5;
+  static constexpr uint32_t kOutputBit = 1u << 16, kTailBit = 1u << 17;
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  // Offset of the edges in a record, and the words of a record, with head `head`.
+  static uint32_t EdgesAt(uint32_t head) {
+    return 2 + (head >> 16 & 1) * 2 + (head >> 17 & 1) * 2;
+  }
+  static uint32_t RecordWords(uint32_t head) {
+    const uint32_t edges = head & 0xFF;
+    return EdgesAt(head) + (edges == 0   ? 0
+                            : edges == 1 ? 1
+                                         : (edges + 7) / 8 * 2 + edges);
+  }
   std::vector<uint32_t> nodes_;
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
-  std::vector<Output> outputs_;
   std::string tails_;
   uint32_t root_next_[256] = {};
   // Atom a satisfies group g of item i for each i * kMaxGroups + g in
@@ -146,8 +146,10 @@ class Prefilter {
   std::vector<uint32_t> always_;
   uint32_t item_count_ = 0;
 
-  // Per-call scratch: epoch stamps for atoms and items seen in this text.
-  mutable std::vector<uint32_t> atom_seen_;
+  // Per-call scratch: the atoms seen in this text (a bit each: small enough to
+  // stay in cache, and cleared through atoms_found_), epoch stamps for items.
+  mutable std::vector<uint64_t> atom_seen_;  // bits, cleared after each call
+  mutable std::vector<uint32_t> atoms_found_;
   mutable std::vector<uint32_t> item_seen_;
   mutable std::vector<uint8_t> item_mask_;  // groups satisfied (valid if seen)
   mutable uint32_t epoch_ = 0;
