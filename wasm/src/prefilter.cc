@@ -317,7 +317,7 @@ void Prefilter::AddItem(uint32_t item,
     if (groups[g].empty()) degenerate = true;
     for (const std::string& a : groups[g]) degenerate |= a.empty();
   }
-  if (degenerate) {
+  if (degenerate || item >= kItemLimit) {  // (an item past the keys' range: always)
     AddAlwaysItem(item);
     return;
   }
@@ -356,17 +356,22 @@ void Prefilter::Build(uint32_t item_count) {
 
   // Distinct atoms in sorted order, and their items.
   std::vector<std::string_view> atoms;
-  atom_item_begin_.clear();
+  std::vector<uint32_t> atom_item_begin;
   atom_items_.clear();
   for (size_t i = 0; i < pending_.size(); ++i) {
     const std::string_view atom = atom_of(pending_[i]);
     if (atoms.empty() || atoms.back() != atom) {
+      if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
       atoms.push_back(atom);
-      atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
+      atom_item_begin.push_back(static_cast<uint32_t>(atom_items_.size()));
     }
-    atom_items_.push_back(pending_[i].key);
+    const uint32_t item = pending_[i].key / kMaxGroups;
+    atom_items_.push_back(item << 4 | (pending_[i].key % kMaxGroups) << 2 |
+                          (item_groups_[item] - 1u));
   }
-  atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
+  if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
+  atom_count_ = static_cast<uint32_t>(atoms.size());
+  std::vector<uint8_t>().swap(item_groups_);
 
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
@@ -510,7 +515,7 @@ void Prefilter::Build(uint32_t item_count) {
     record[kFail] = at[fail[s]];
     record[kHead] = head;
     if (head & kOutputBit) {
-      record[kAtom] = atom_at[s];
+      record[kAtom] = atom_at[s] == kNone ? kNone : atom_item_begin[atom_at[s]];
       record[kDict] = dict[s] == kNone ? kNone : at[dict[s]];
     }
     if (head & kTailBit) {
@@ -557,18 +562,17 @@ void Prefilter::FillRootRow() {
 
 std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   std::vector<uint32_t> out(always_);
-  const size_t atoms = atom_count();
-  if (atoms == 0) return out;
-  if (atom_seen_.size() != (atoms + 63) / 64) atom_seen_.assign((atoms + 63) / 64, 0);
-  if (item_seen_.size() != item_count_) {
-    item_seen_.assign(item_count_, 0);
-    item_mask_.assign(item_count_, 0);
-  }
-  if (++epoch_ == 0) {  // wrapped: forget every stamp
-    std::fill(item_seen_.begin(), item_seen_.end(), 0);
+  if (atom_count_ == 0) return out;
+  const size_t words = (atom_items_.size() + 63) / 64;
+  if (atom_seen_.size() != words) atom_seen_.assign(words, 0);
+  if (item_state_.size() != item_count_) item_state_.assign(item_count_, 0);
+  if (++epoch_ == (1u << 28)) {  // wrapped: forget every stamp
+    std::fill(item_state_.begin(), item_state_.end(), 0);
     epoch_ = 1;
   }
-  for (uint32_t i : always_) item_seen_[i] = epoch_;
+  // Always-checked items are in `out` already: marked with every group satisfied,
+  // atoms never add them again.
+  for (uint32_t i : always_) item_state_[i] = epoch_ << 4 | 15;
   atoms_found_.clear();
   const uint32_t* nodes = nodes_.data();
   // True if the text after position `end` starts with the tail of the atom of
@@ -638,17 +642,17 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
           (!(record[kHead] & kTailBit) || tail_follows(i + 1, record))) {
         atom_seen_[a / 64] |= uint64_t{1} << (a % 64);
         atoms_found_.push_back(a);
-        for (uint32_t k = atom_item_begin_[a]; k < atom_item_begin_[a + 1]; ++k) {
-          const uint32_t item = atom_items_[k] / kMaxGroups;
-          const uint8_t bit = static_cast<uint8_t>(1u << (atom_items_[k] % kMaxGroups));
-          if (item_seen_[item] != epoch_) {
-            item_seen_[item] = epoch_;
-            item_mask_[item] = 0;
+        for (uint32_t k = a;; ++k) {
+          const uint32_t key = atom_items_[k];
+          const uint32_t item = key >> 4 & (kItemLimit - 1);
+          const uint32_t full = (2u << (key & 3)) - 1;
+          uint32_t& state = item_state_[item];
+          if (state >> 4 != epoch_) state = epoch_ << 4;
+          if ((state & 15) != full) {  // else already a candidate
+            state |= 1u << (key >> 2 & 3);
+            if ((state & 15) == full) out.push_back(item);
           }
-          const uint8_t full = static_cast<uint8_t>((1u << item_groups_[item]) - 1);
-          if (item_mask_[item] == full) continue;  // already a candidate
-          item_mask_[item] |= bit;
-          if (item_mask_[item] == full) out.push_back(item);
+          if (key & kLastKey) break;
         }
       }
       if (dict == kNone) break;
@@ -664,16 +668,14 @@ void Prefilter::Serialize(ByteWriter* w) const {
   w->U32(item_count_);
   w->Vec(nodes_);
   w->Str(tails_);
-  w->Vec(atom_item_begin_);
   w->Vec(atom_items_);
-  w->Vec(item_groups_);
   w->Vec(always_);
 }
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
-  if (!r->Vec(&nodes_) || !r->Str(&tails_) || !r->Vec(&atom_item_begin_) ||
-      !r->Vec(&atom_items_) || !r->Vec(&item_groups_) || !r->Vec(&always_)) {
+  if (!r->Vec(&nodes_) || !r->Str(&tails_) || !r->Vec(&atom_items_) ||
+      !r->Vec(&always_)) {
     return false;
   }
   if (!Validate()) {
@@ -684,27 +686,26 @@ bool Prefilter::Deserialize(ByteReader* r) {
   FillRootRow();
   atom_seen_.clear();
   atoms_found_.clear();
-  item_seen_.clear();
+  item_state_.clear();
   epoch_ = 0;
   return true;
 }
 
 bool Prefilter::Validate() {
-  if (atom_item_begin_.empty() || atom_item_begin_[0] != 0 ||
-      atom_item_begin_.back() != atom_items_.size())
-    return false;
-  const size_t atoms = atom_item_begin_.size() - 1;
-  for (size_t a = 0; a < atoms; ++a) {
-    if (atom_item_begin_[a] > atom_item_begin_[a + 1]) return false;
+  // Each atom's keys end with kLastKey, the last key of all included, so a walk
+  // from an atom's first key stays in range.
+  if (item_count_ > kItemLimit) return false;
+  if (!atom_items_.empty() && !(atom_items_.back() & kLastKey)) return false;
+  uint32_t atoms = 0;
+  for (uint32_t key : atom_items_) {
+    if ((key >> 4 & (kItemLimit - 1)) >= item_count_ || (key >> 2 & 3) > (key & 3)) {
+      return false;
+    }
+    atoms += key >> 31;
   }
-  if (item_groups_.size() != item_count_) return false;
-  for (uint8_t g : item_groups_) {
-    if (g > kMaxGroups) return false;
-  }
-  for (uint32_t v : atom_items_) {
-    const uint32_t item = v / kMaxGroups;
-    if (item >= item_count_ || v % kMaxGroups >= item_groups_[item]) return false;
-  }
+  auto is_atom = [&](uint32_t a) {
+    return a < atom_items_.size() && (a == 0 || (atom_items_[a - 1] & kLastKey));
+  };
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
@@ -738,7 +739,7 @@ bool Prefilter::Validate() {
     if (head & kOutputBit) {
       const uint32_t atom = nodes_[at + kAtom];
       if (atom == kNone ? (nodes_[at + kDict] == kNone || (head & kTailBit))
-                        : atom >= atoms) {
+                        : !is_atom(atom)) {
         return false;
       }
     }
@@ -773,6 +774,7 @@ bool Prefilter::Validate() {
     at += RecordWords(head);
   }
   state_count_ = count;
+  atom_count_ = atoms;
   return true;
 }
 

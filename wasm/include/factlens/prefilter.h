@@ -73,9 +73,7 @@ class Prefilter {
   std::vector<uint32_t> Candidates(std::string_view text) const;
 
   uint32_t item_count() const { return item_count_; }
-  size_t atom_count() const {
-    return atom_item_begin_.empty() ? 0 : atom_item_begin_.size() - 1;
-  }
+  size_t atom_count() const { return atom_count_; }
   size_t state_count() const { return state_count_; }
   size_t always_count() const { return always_.size(); }
 
@@ -138,20 +136,23 @@ class Prefilter {
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
   std::string tails_;
   uint32_t root_next_[256] = {};
-  // Atom a satisfies group g of item i for each i * kMaxGroups + g in
-  // atom_items_[atom_item_begin_[a], atom_item_begin_[a + 1]).
-  std::vector<uint32_t> atom_item_begin_;
+  // An atom is named by its first key in atom_items_ (the record of the state
+  // where its cut ends holds that index): it satisfies, for each key up to the
+  // one with kLastKey, group (bits 2-3) of item (bits 4-30) of the key, an item
+  // with (bits 0-1) + 1 groups. One read per item, no table per atom or item.
+  static constexpr uint32_t kLastKey = 1u << 31, kItemLimit = 1u << 27;
   std::vector<uint32_t> atom_items_;
-  std::vector<uint8_t> item_groups_;  // number of groups of each item (0: always)
+  uint32_t atom_count_ = 0;           // derived
+  std::vector<uint8_t> item_groups_;  // groups of each item (0: always); build only
   std::vector<uint32_t> always_;
   uint32_t item_count_ = 0;
 
-  // Per-call scratch: the atoms seen in this text (a bit each: small enough to
-  // stay in cache, and cleared through atoms_found_), epoch stamps for items.
-  mutable std::vector<uint64_t> atom_seen_;  // bits, cleared after each call
+  // Per-call scratch: the atoms seen in this text (a bit per key of atom_items_:
+  // small enough to stay in cache, cleared through atoms_found_), and per item an
+  // epoch stamp (bits 4-31) and the groups satisfied in that epoch (bits 0-3).
+  mutable std::vector<uint64_t> atom_seen_;
   mutable std::vector<uint32_t> atoms_found_;
-  mutable std::vector<uint32_t> item_seen_;
-  mutable std::vector<uint8_t> item_mask_;  // groups satisfied (valid if seen)
+  mutable std::vector<uint32_t> item_state_;
   mutable uint32_t epoch_ = 0;
 };
 
