@@ -514,17 +514,18 @@ void Prefilter::Build(uint32_t item_count) {
     uint32_t* record = &nodes_[at[s]];
     record[kFail] = at[fail[s]];
     record[kHead] = head;
+    uint32_t* output = record + OutputAt(head);
     if (head & kOutputBit) {
-      record[kAtom] = atom_at[s] == kNone ? kNone : atom_item_begin[atom_at[s]];
-      record[kDict] = dict[s] == kNone ? kNone : at[dict[s]];
+      output[kAtom] = atom_at[s] == kNone ? kNone : atom_item_begin[atom_at[s]];
+      output[kDict] = dict[s] == kNone ? kNone : at[dict[s]];
     }
     if (head & kTailBit) {
       const std::string_view tail = atoms[atom_at[s]].substr(cut[atom_at[s]]);
-      record[kTailBegin] = static_cast<uint32_t>(tails_.size());
-      record[kTailSize] = static_cast<uint32_t>(tail.size());
+      output[kTailBegin] = static_cast<uint32_t>(tails_.size());
+      output[kTailSize] = static_cast<uint32_t>(tail.size());
       tails_.append(tail);
     }
-    uint32_t* edges = record + EdgesAt(head);
+    uint32_t* edges = record + kEdges;
     if (count == 1) {
       edges[0] = at[edge_next[edge_begin[s]]];
     } else if (count > 1) {
@@ -550,7 +551,7 @@ void Prefilter::FillRootRow() {
   if (nodes_.empty()) return;
   const uint32_t head = nodes_[kHead];
   const uint32_t count = head & 0xFF;
-  const uint32_t* edges = &nodes_[EdgesAt(head)];
+  const uint32_t* edges = &nodes_[kEdges];
   if (count == 1) {
     root_next_[head >> 8 & 0xFF] = edges[0];
   } else if (count > 1) {
@@ -577,10 +578,10 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   const uint32_t* nodes = nodes_.data();
   // True if the text after position `end` starts with the tail of the atom of
   // `record` (lower-cased).
-  auto tail_follows = [&](size_t end, const uint32_t* record) {
-    const uint32_t size = record[kTailSize];
+  auto tail_follows = [&](size_t end, const uint32_t* output) {
+    const uint32_t size = output[kTailSize];
     if (size > text.size() - end) return false;
-    const char* tail = tails_.data() + record[kTailBegin];
+    const char* tail = tails_.data() + output[kTailBegin];
     for (uint32_t k = 0; k < size; ++k) {
       if (LowerAscii(text[end + k]) != tail[k]) return false;
     }
@@ -601,7 +602,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
       const uint32_t* record = nodes + s;
       head = record[kHead];
       const uint32_t count = head & 0xFF;
-      const uint32_t* edges = record + EdgesAt(head);
+      const uint32_t* edges = record + kEdges;
       if (count == 1) {
         if ((head >> 8 & 0xFF) == c) {
           s = edges[0];
@@ -636,10 +637,12 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     // not follow then, so the chain is always walked to its end.
     if (!(head & kOutputBit)) continue;
     for (const uint32_t* record = nodes + s;;) {
-      const uint32_t a = record[kAtom];
-      const uint32_t dict = record[kDict];
+      const uint32_t head_here = record[kHead];
+      const uint32_t* output = record + OutputAt(head_here);
+      const uint32_t a = output[kAtom];
+      const uint32_t dict = output[kDict];
       if (a != kNone && !(atom_seen_[a / 64] >> (a % 64) & 1) &&
-          (!(record[kHead] & kTailBit) || tail_follows(i + 1, record))) {
+          (!(head_here & kTailBit) || tail_follows(i + 1, output))) {
         atom_seen_[a / 64] |= uint64_t{1} << (a % 64);
         atoms_found_.push_back(a);
         for (uint32_t k = a;; ++k) {
@@ -729,22 +732,23 @@ bool Prefilter::Validate() {
     if (size - at < words) return false;
     if (edges > 1) {
       // Distinct, ascending bytes, padded with the last: the form is canonical.
-      const uint8_t* bytes =
-          reinterpret_cast<const uint8_t*>(&nodes_[at + EdgesAt(head)]);
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
       for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
         if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
           return false;
       }
     }
     if (head & kOutputBit) {
-      const uint32_t atom = nodes_[at + kAtom];
-      if (atom == kNone ? (nodes_[at + kDict] == kNone || (head & kTailBit))
-                        : !is_atom(atom)) {
+      const uint32_t atom = nodes_[at + OutputAt(head) + kAtom];
+      if (atom == kNone
+              ? (nodes_[at + OutputAt(head) + kDict] == kNone || (head & kTailBit))
+              : !is_atom(atom)) {
         return false;
       }
     }
     if (head & kTailBit) {
-      const uint32_t begin = nodes_[at + kTailBegin], tail = nodes_[at + kTailSize];
+      const uint32_t begin = nodes_[at + OutputAt(head) + kTailBegin];
+      const uint32_t tail = nodes_[at + OutputAt(head) + kTailSize];
       if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
         return false;
     }
@@ -758,16 +762,16 @@ bool Prefilter::Validate() {
     const uint32_t edges = head & 0xFF;
     const uint32_t fail = nodes_[at + kFail];
     if (at == 0 ? fail != 0 : (fail >= at || !is_state(fail))) return false;
-    const uint32_t first = EdgesAt(head) + (edges == 1 ? 0 : (edges + 7) / 8 * 2);
+    const uint32_t first = kEdges + (edges == 1 ? 0 : (edges + 7) / 8 * 2);
     for (uint32_t k = 0; k < edges; ++k) {
       const uint32_t next = nodes_[at + first + k];
       if (next == 0 || !is_state(next)) return false;
     }
     if (head & kOutputBit) {
-      const uint32_t dict = nodes_[at + kDict];
+      const uint32_t dict = nodes_[at + OutputAt(head) + kDict];
       if (dict != kNone &&
           (dict >= at || !is_state(dict) || !(nodes_[dict + kHead] & kOutputBit) ||
-           nodes_[dict + kAtom] == kNone)) {
+           nodes_[dict + OutputAt(nodes_[dict + kHead]) + kAtom] == kNone)) {
         return false;
       }
     }

@@ -110,27 +110,27 @@ class Prefilter {
   //   [0] fail: the failure state
   //   [1] head: edge count (bits 0-7); for one edge, its byte (bits 8-15);
   //       kOutputBit, kTailBit
-  //   with kOutputBit: the atom whose cut ends here (or kNone), then the nearest
-  //   proper suffix state with an atom (its dictionary link, or kNone)
-  //   with kTailBit: the atom's tail, tails_[begin, +size): begin, then size
-  //   one edge: the next state
-  //   k >= 2 edges: their bytes, ascending, in ceil(k / 8) 8-byte groups (the last
-  //   padded with copies of the last byte), then k words: the next states.
-  // A step compares the byte with 8 edge bytes at a time, without branching on
-  // each; a leaf without atoms takes 2 words.
-  static constexpr uint32_t kFail = 0, kHead = 1, kAtom = 2, kDict = 3, kTailBegin = 4,
-                            kTailSize = 5;
+  //   [2] one edge: the next state; k >= 2 edges: their bytes, ascending, in
+  //       ceil(k / 8) 8-byte groups (the last padded with copies of the last
+  //       byte), then k words: the next states
+  //   then, with kOutputBit: the atom whose cut ends here (or kNone), the nearest
+  //   proper suffix state with an atom (its dictionary link, or kNone); with
+  //   kTailBit: the atom's tail, tails_[begin, +size): begin, size.
+  // The edges are at a fixed place, so a step loads them with the head, not after
+  // it; a step compares the byte with 8 edge bytes at a time, without branching
+  // on each; a leaf without atoms takes 2 words.
+  static constexpr uint32_t kFail = 0, kHead = 1, kEdges = 2;
+  static constexpr uint32_t kAtom = 0, kDict = 1, kTailBegin = 2, kTailSize = 3;
   static constexpr uint32_t kOutputBit = 1u << 16, kTailBit = 1u << 17;
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  // Offset of the edges in a record, and the words of a record, with head `head`.
-  static uint32_t EdgesAt(uint32_t head) {
-    return 2 + (head >> 16 & 1) * 2 + (head >> 17 & 1) * 2;
+  // Offset of the atom fields in a record, and the words of a record, with head
+  // `head`.
+  static uint32_t OutputAt(uint32_t head) {
+    const uint32_t edges = head & 0xFF;
+    return kEdges + (edges == 0 ? 0 : edges == 1 ? 1 : (edges + 7) / 8 * 2 + edges);
   }
   static uint32_t RecordWords(uint32_t head) {
-    const uint32_t edges = head & 0xFF;
-    return EdgesAt(head) + (edges == 0   ? 0
-                            : edges == 1 ? 1
-                                         : (edges + 7) / 8 * 2 + edges);
+    return OutputAt(head) + (head >> 16 & 1) * 2 + (head >> 17 & 1) * 2;
   }
   std::vector<uint32_t> nodes_;
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
