@@ -699,84 +699,96 @@ bool Prefilter::Validate() {
   // from an atom's first key stays in range.
   if (item_count_ > kItemLimit) return false;
   if (!atom_items_.empty() && !(atom_items_.back() & kLastKey)) return false;
+  // Bits of the first keys of atoms (the names records may use), and later of
+  // states and states with an atom: checks of links read bits, not records.
+  auto bit = [](const std::vector<uint64_t>& bits, size_t i) {
+    return (bits[i / 64] >> (i % 64) & 1) != 0;
+  };
+  auto set = [](std::vector<uint64_t>* bits, size_t i) {
+    (*bits)[i / 64] |= uint64_t{1} << (i % 64);
+  };
+  std::vector<uint64_t> atom_starts((atom_items_.size() + 63) / 64, 0);
   uint32_t atoms = 0;
-  for (uint32_t key : atom_items_) {
+  for (size_t k = 0; k < atom_items_.size(); ++k) {
+    const uint32_t key = atom_items_[k];
     if ((key >> 4 & (kItemLimit - 1)) >= item_count_ || (key >> 2 & 3) > (key & 3)) {
       return false;
     }
+    if (k == 0 || (atom_items_[k - 1] & kLastKey)) set(&atom_starts, k);
     atoms += key >> 31;
   }
   auto is_atom = [&](uint32_t a) {
-    return a < atom_items_.size() && (a == 0 || (atom_items_[a - 1] & kLastKey));
+    return a < atom_items_.size() && bit(atom_starts, a);
   };
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
-  // The records must tile nodes_ exactly; every state named anywhere must be the
-  // start of one. Failure links must point to earlier (shallower, breadth-first)
-  // states, so the scan's failure walk always ends at the root; dictionary links
-  // likewise, to states with an atom of their own.
+  // One pass over the records, which must tile nodes_ exactly. The trie is in
+  // breadth-first order and a state's edges in byte order, so the k-th edge met
+  // leads to the (k+1)-th record, a later one: checked with a cursor, this makes
+  // every state but the root the target of exactly one edge, with no table.
+  // Failure and dictionary links must name the start of an earlier (shallower)
+  // record, so the scan's failure walk always ends at the root; dictionary links
+  // name states with an atom of their own.
   const size_t size = nodes_.size();
-  if (size < 2) return false;
-  std::vector<bool> starts(size, false);
-  uint32_t count = 0;
-  for (size_t at = 0; at < size;) {
-    if (size - at < 2) return false;
+  if (size < 2 || size >= kNone) return false;
+  // Words of the record at `at`, or 0 if its head is malformed or it does not fit.
+  auto record_words = [&](size_t at) -> size_t {
+    if (size - at < 2) return 0;
     const uint32_t head = nodes_[at + kHead];
     const uint32_t edges = head & 0xFF;
     if ((head & ~(kOutputBit | kTailBit | (edges == 1 ? 0xFFFFu : 0xFFu))) != 0 ||
         ((head & kTailBit) && !(head & kOutputBit))) {
-      return false;
+      return 0;
     }
-    const uint32_t words = RecordWords(head);
-    if (size - at < words) return false;
+    const size_t words = RecordWords(head);
+    return size - at < words ? 0 : words;
+  };
+  std::vector<uint64_t> starts((size + 63) / 64, 0), atom_states(starts.size(), 0);
+  size_t child = record_words(0);  // where the next edge must lead
+  uint32_t count = 0;
+  for (size_t at = 0; at < size;) {
+    const size_t words = record_words(at);
+    if (words == 0) return false;
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t edges = head & 0xFF;
+    const uint32_t fail = nodes_[at + kFail];
+    if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return false;
+    const uint32_t* next = &nodes_[at + kEdges];
     if (edges > 1) {
       // Distinct, ascending bytes, padded with the last: the form is canonical.
-      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(next);
       for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
         if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
           return false;
       }
+      next += (edges + 7) / 8 * 2;
+    }
+    for (uint32_t k = 0; k < edges; ++k) {
+      if (child <= at || next[k] != child) return false;
+      const size_t child_words = record_words(child);
+      if (child_words == 0) return false;
+      child += child_words;
     }
     if (head & kOutputBit) {
-      const uint32_t atom = nodes_[at + OutputAt(head) + kAtom];
-      if (atom == kNone
-              ? (nodes_[at + OutputAt(head) + kDict] == kNone || (head & kTailBit))
-              : !is_atom(atom)) {
+      const uint32_t* output = &nodes_[at + OutputAt(head)];
+      const uint32_t atom = output[kAtom], dict = output[kDict];
+      if (atom == kNone ? (dict == kNone || (head & kTailBit)) : !is_atom(atom)) {
         return false;
       }
+      if (dict != kNone && (dict >= at || !bit(atom_states, dict))) return false;
+      if (atom != kNone) set(&atom_states, at);
+      if (head & kTailBit) {
+        const uint32_t begin = output[kTailBegin], tail = output[kTailSize];
+        if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
+          return false;
+      }
     }
-    if (head & kTailBit) {
-      const uint32_t begin = nodes_[at + OutputAt(head) + kTailBegin];
-      const uint32_t tail = nodes_[at + OutputAt(head) + kTailSize];
-      if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
-        return false;
-    }
-    starts[at] = true;
+    set(&starts, at);
     ++count;
     at += words;
   }
-  auto is_state = [&](uint32_t s) { return s < size && starts[s]; };
-  for (size_t at = 0; at < size;) {
-    const uint32_t head = nodes_[at + kHead];
-    const uint32_t edges = head & 0xFF;
-    const uint32_t fail = nodes_[at + kFail];
-    if (at == 0 ? fail != 0 : (fail >= at || !is_state(fail))) return false;
-    const uint32_t first = kEdges + (edges == 1 ? 0 : (edges + 7) / 8 * 2);
-    for (uint32_t k = 0; k < edges; ++k) {
-      const uint32_t next = nodes_[at + first + k];
-      if (next == 0 || !is_state(next)) return false;
-    }
-    if (head & kOutputBit) {
-      const uint32_t dict = nodes_[at + OutputAt(head) + kDict];
-      if (dict != kNone &&
-          (dict >= at || !is_state(dict) || !(nodes_[dict + kHead] & kOutputBit) ||
-           nodes_[dict + OutputAt(nodes_[dict + kHead]) + kAtom] == kNone)) {
-        return false;
-      }
-    }
-    at += RecordWords(head);
-  }
+  if (child != size) return false;
   state_count_ = count;
   atom_count_ = atoms;
   return true;
