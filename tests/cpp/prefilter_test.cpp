@@ -4,6 +4,7 @@
 #include "factlens/prefilter.h"
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -141,6 +142,53 @@ TEST_CASE("prefilter: a pattern without atoms is always checked", "[prefilter]")
   CHECK(pf.Candidates("the moon") == std::vector<uint32_t>{1});
   const std::vector<uint32_t> both = {0, 1};
   CHECK(pf.Candidates("the MOON was staged") == both);
+}
+
+TEST_CASE("prefilter: a corrupted scan form is refused or scans in range",
+          "[prefilter]") {
+  // The compiled form's checksum catches accidents, not crafted bytes: every
+  // index of the scan form is checked on import. Flip words of a real form; any
+  // form accepted must still answer (and, under a sanitizer, stay in bounds).
+  std::mt19937 rng(31);
+  Prefilter pf;
+  for (uint32_t i = 0; i < 60; ++i) {
+    std::vector<std::vector<std::string>> groups(1 + rng() % 2);
+    for (auto& g : groups) {
+      for (int k = 0; k < 2; ++k)
+        g.push_back(Word(rng) + (rng() % 2 ? " " + Word(rng) : ""));
+    }
+    pf.AddItem(i, groups);
+  }
+  pf.AddAlwaysItem(60);
+  pf.Build(61);
+  ByteWriter w;
+  pf.Serialize(&w);
+  const std::string form = w.bytes();
+  std::vector<std::string> posts;
+  for (int p = 0; p < 4; ++p) posts.push_back(RandomPost(rng));
+  int accepted = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bad = form;
+    for (int flips = 1 + rng() % 3; flips > 0; --flips) {
+      const size_t at = (rng() % (bad.size() / 4)) * 4;
+      const uint32_t v = rng() % 4 == 0 ? 0xFFFFFFFFu : rng() % 64;
+      std::memcpy(&bad[at], &v, 4);
+    }
+    Prefilter restored;
+    ByteReader r(bad);
+    if (!restored.Deserialize(&r)) continue;
+    ++accepted;
+    for (const std::string& post : posts) {
+      for (uint32_t item : restored.Candidates(post))
+        REQUIRE(item < restored.item_count());
+    }
+  }
+  Prefilter same;
+  ByteReader r(form);
+  REQUIRE(same.Deserialize(&r));
+  for (const std::string& post : posts)
+    CHECK(same.Candidates(post) == pf.Candidates(post));
+  CHECK(accepted < 3000);
 }
 
 std::string BenchLikeList() {

@@ -317,7 +317,7 @@ void Prefilter::AddItem(uint32_t item,
     if (groups[g].empty()) degenerate = true;
     for (const std::string& a : groups[g]) degenerate |= a.empty();
   }
-  if (degenerate) {
+  if (degenerate || item >= kItemLimit) {  // (an item past the keys' range: always)
     AddAlwaysItem(item);
     return;
   }
@@ -356,17 +356,22 @@ void Prefilter::Build(uint32_t item_count) {
 
   // Distinct atoms in sorted order, and their items.
   std::vector<std::string_view> atoms;
-  atom_item_begin_.clear();
+  std::vector<uint32_t> atom_item_begin;
   atom_items_.clear();
   for (size_t i = 0; i < pending_.size(); ++i) {
     const std::string_view atom = atom_of(pending_[i]);
     if (atoms.empty() || atoms.back() != atom) {
+      if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
       atoms.push_back(atom);
-      atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
+      atom_item_begin.push_back(static_cast<uint32_t>(atom_items_.size()));
     }
-    atom_items_.push_back(pending_[i].key);
+    const uint32_t item = pending_[i].key / kMaxGroups;
+    atom_items_.push_back(item << 4 | (pending_[i].key % kMaxGroups) << 2 |
+                          (item_groups_[item] - 1u));
   }
-  atom_item_begin_.push_back(static_cast<uint32_t>(atom_items_.size()));
+  if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
+  atom_count_ = static_cast<uint32_t>(atoms.size());
+  std::vector<uint8_t>().swap(item_groups_);
 
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
@@ -487,44 +492,53 @@ void Prefilter::Build(uint32_t item_count) {
     }
   }
 
-  // The scan form.
-  states_.assign(n, State());
-  edges_.clear();
-  outputs_.clear();
+  // The scan form: records in breadth-first order, states renamed to offsets.
+  auto head_of = [&](uint32_t s) {
+    const uint32_t count = edge_begin[s + 1] - edge_begin[s];
+    // Atoms are lower-cased, so a state has fewer than 256 edges.
+    uint32_t head = count;
+    if (count == 1) head |= uint32_t{edge_byte[edge_begin[s]]} << 8;
+    if (atom_at[s] != kNone || dict[s] != kNone) head |= kOutputBit;
+    if (atom_at[s] != kNone && cut[atom_at[s]] < atoms[atom_at[s]].size())
+      head |= kTailBit;
+    return head;
+  };
+  std::vector<uint32_t> at(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) at[s + 1] = at[s] + RecordWords(head_of(s));
+  nodes_.assign(at[n], 0);
+  state_count_ = n;
   tails_.clear();
   for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t count = edge_begin[s + 1] - edge_begin[s];
-    State& state = states_[s];
-    state.fail = fail[s];
-    state.edge_count = static_cast<uint8_t>(count);  // atoms are lower-cased: < 256
-    if (count == 1) {
-      state.edges = edge_next[edge_begin[s]];
-      state.byte = edge_byte[edge_begin[s]];
-    } else {
-      state.edges = static_cast<uint32_t>(edges_.size());
-      state.byte = 0;
-      for (uint32_t e = edge_begin[s]; e < edge_begin[s + 1]; ++e) {
-        Edge edge;
-        edge.next = edge_next[e];
-        edge.byte = edge_byte[e];
-        edges_.push_back(edge);
-      }
+    const uint32_t head = head_of(s);
+    const uint32_t count = head & 0xFF;
+    uint32_t* record = &nodes_[at[s]];
+    record[kFail] = at[fail[s]];
+    record[kHead] = head;
+    uint32_t* output = record + OutputAt(head);
+    if (head & kOutputBit) {
+      output[kAtom] = atom_at[s] == kNone ? kNone : atom_item_begin[atom_at[s]];
+      output[kDict] = dict[s] == kNone ? kNone : at[dict[s]];
     }
-    state.output = kNone;
-    if (atom_at[s] != kNone || dict[s] != kNone) {
-      Output o{atom_at[s], dict[s], 0, 0};
-      if (o.atom != kNone) {
-        const std::string_view tail = atoms[o.atom].substr(cut[o.atom]);
-        o.tail_begin = static_cast<uint32_t>(tails_.size());
-        o.tail_size = static_cast<uint32_t>(tail.size());
-        tails_.append(tail);
+    if (head & kTailBit) {
+      const std::string_view tail = atoms[atom_at[s]].substr(cut[atom_at[s]]);
+      output[kTailBegin] = static_cast<uint32_t>(tails_.size());
+      output[kTailSize] = static_cast<uint32_t>(tail.size());
+      tails_.append(tail);
+    }
+    uint32_t* edges = record + kEdges;
+    if (count == 1) {
+      edges[0] = at[edge_next[edge_begin[s]]];
+    } else if (count > 1) {
+      const uint32_t groups = (count + 7) / 8;
+      uint8_t* bytes = reinterpret_cast<uint8_t*>(edges);
+      uint32_t* next = edges + groups * 2;
+      for (uint32_t k = 0; k < groups * 8; ++k) {
+        bytes[k] = edge_byte[edge_begin[s] + std::min(k, count - 1)];
       }
-      state.output = static_cast<uint32_t>(outputs_.size());
-      outputs_.push_back(o);
+      for (uint32_t k = 0; k < count; ++k) next[k] = at[edge_next[edge_begin[s] + k]];
     }
   }
-  edges_.shrink_to_fit();
-  outputs_.shrink_to_fit();
+  FillRootRow();
   tails_.shrink_to_fit();
   pending_.clear();
   pending_.shrink_to_fit();
@@ -534,181 +548,249 @@ void Prefilter::Build(uint32_t item_count) {
 
 void Prefilter::FillRootRow() {
   std::memset(root_next_, 0, sizeof(root_next_));
-  if (states_.empty()) return;
-  const State& root = states_[0];
-  if (root.edge_count == 1) {
-    root_next_[root.byte] = root.edges;
-  } else {
-    for (uint32_t e = root.edges; e < root.edges + root.edge_count; ++e) {
-      root_next_[edges_[e].byte] = edges_[e].next;
-    }
+  if (nodes_.empty()) return;
+  const uint32_t head = nodes_[kHead];
+  const uint32_t count = head & 0xFF;
+  const uint32_t* edges = &nodes_[kEdges];
+  if (count == 1) {
+    root_next_[head >> 8 & 0xFF] = edges[0];
+  } else if (count > 1) {
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(edges);
+    const uint32_t* next = edges + (count + 7) / 8 * 2;
+    for (uint32_t k = 0; k < count; ++k) root_next_[bytes[k]] = next[k];
   }
 }
 
 std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   std::vector<uint32_t> out(always_);
-  const size_t atoms = atom_count();
-  if (atoms == 0) return out;
-  if (atom_seen_.size() != atoms) atom_seen_.assign(atoms, 0);
-  if (item_seen_.size() != item_count_) {
-    item_seen_.assign(item_count_, 0);
-    item_mask_.assign(item_count_, 0);
-  }
-  if (++epoch_ == 0) {  // wrapped: forget every stamp
-    std::fill(atom_seen_.begin(), atom_seen_.end(), 0);
-    std::fill(item_seen_.begin(), item_seen_.end(), 0);
+  if (atom_count_ == 0) return out;
+  const size_t words = (atom_items_.size() + 63) / 64;
+  if (atom_seen_.size() != words) atom_seen_.assign(words, 0);
+  if (item_state_.size() != item_count_) item_state_.assign(item_count_, 0);
+  if (++epoch_ == (1u << 28)) {  // wrapped: forget every stamp
+    std::fill(item_state_.begin(), item_state_.end(), 0);
     epoch_ = 1;
   }
-  for (uint32_t i : always_) item_seen_[i] = epoch_;
-  const State* states = states_.data();
-  const Edge* edges = edges_.data();
-  // True if the text after position `end` starts with `tail` (lower-cased).
-  auto tail_follows = [&](size_t end, const Output& o) {
-    if (o.tail_size > text.size() - end) return false;
-    const char* tail = tails_.data() + o.tail_begin;
-    for (uint32_t k = 0; k < o.tail_size; ++k) {
+  // Always-checked items are in `out` already: marked with every group satisfied,
+  // atoms never add them again.
+  for (uint32_t i : always_) item_state_[i] = epoch_ << 4 | 15;
+  atoms_found_.clear();
+  const uint32_t* nodes = nodes_.data();
+  // True if the text after position `end` starts with the tail of the atom of
+  // `record` (lower-cased).
+  auto tail_follows = [&](size_t end, const uint32_t* output) {
+    const uint32_t size = output[kTailSize];
+    if (size > text.size() - end) return false;
+    const char* tail = tails_.data() + output[kTailBegin];
+    for (uint32_t k = 0; k < size; ++k) {
       if (LowerAscii(text[end + k]) != tail[k]) return false;
     }
     return true;
   };
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
   uint32_t s = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const uint8_t c = static_cast<uint8_t>(LowerAscii(text[i]));
+    const uint64_t spread = kOnes * c;
+    uint32_t head;
     for (;;) {
       if (s == 0) {
         s = root_next_[c];
+        head = nodes[s + kHead];
         break;
       }
-      const State& state = states[s];
-      uint32_t next = kNone;
-      if (state.edge_count == 1) {
-        if (state.byte == c) next = state.edges;
-      } else {
-        for (uint32_t k = state.edges; k < state.edges + state.edge_count; ++k) {
-          if (edges[k].byte == c) {
-            next = edges[k].next;
+      const uint32_t* record = nodes + s;
+      head = record[kHead];
+      const uint32_t count = head & 0xFF;
+      const uint32_t* edges = record + kEdges;
+      if (count == 1) {
+        if ((head >> 8 & 0xFF) == c) {
+          s = edges[0];
+          head = nodes[s + kHead];
+          break;
+        }
+      } else if (count > 1) {
+        // 8 edge bytes at a time: the lowest zero byte of bytes ^ c is the
+        // first edge on c (the bit trick flags no byte below a true zero).
+        const uint32_t groups = (count + 7) / 8;
+        uint32_t found = kNone;
+        for (uint32_t g = 0; g < groups; ++g) {
+          uint64_t word;
+          std::memcpy(&word, edges + g * 2, 8);
+          const uint64_t x = word ^ spread;
+          const uint64_t zero = (x - kOnes) & ~x & kHighs;
+          if (zero != 0) {
+            found = g * 8 + static_cast<uint32_t>(__builtin_ctzll(zero)) / 8;
             break;
           }
         }
+        if (found != kNone) {
+          s = edges[groups * 2 + found];
+          head = nodes[s + kHead];
+          break;
+        }
       }
-      if (next != kNone) {
-        s = next;
-        break;
-      }
-      s = state.fail;
+      s = record[kFail];
     }
     // Every atom whose cut ends here (this state's, then its dictionary chain's),
     // if its tail follows. An atom seen before may have a suffix whose tail did
     // not follow then, so the chain is always walked to its end.
-    for (uint32_t t = s; t != kNone;) {
-      const uint32_t out_index = states[t].output;
-      if (out_index == kNone) break;
-      const Output& o = outputs_[out_index];
-      t = o.dict;
-      const uint32_t a = o.atom;
-      if (a == kNone || atom_seen_[a] == epoch_ || !tail_follows(i + 1, o)) continue;
-      atom_seen_[a] = epoch_;
-      for (uint32_t k = atom_item_begin_[a]; k < atom_item_begin_[a + 1]; ++k) {
-        const uint32_t item = atom_items_[k] / kMaxGroups;
-        const uint8_t bit = static_cast<uint8_t>(1u << (atom_items_[k] % kMaxGroups));
-        if (item_seen_[item] != epoch_) {
-          item_seen_[item] = epoch_;
-          item_mask_[item] = 0;
+    if (!(head & kOutputBit)) continue;
+    for (const uint32_t* record = nodes + s;;) {
+      const uint32_t head_here = record[kHead];
+      const uint32_t* output = record + OutputAt(head_here);
+      const uint32_t a = output[kAtom];
+      const uint32_t dict = output[kDict];
+      if (a != kNone && !(atom_seen_[a / 64] >> (a % 64) & 1) &&
+          (!(head_here & kTailBit) || tail_follows(i + 1, output))) {
+        atom_seen_[a / 64] |= uint64_t{1} << (a % 64);
+        atoms_found_.push_back(a);
+        for (uint32_t k = a;; ++k) {
+          const uint32_t key = atom_items_[k];
+          const uint32_t item = key >> 4 & (kItemLimit - 1);
+          const uint32_t full = (2u << (key & 3)) - 1;
+          uint32_t& state = item_state_[item];
+          if (state >> 4 != epoch_) state = epoch_ << 4;
+          if ((state & 15) != full) {  // else already a candidate
+            state |= 1u << (key >> 2 & 3);
+            if ((state & 15) == full) out.push_back(item);
+          }
+          if (key & kLastKey) break;
         }
-        const uint8_t full = static_cast<uint8_t>((1u << item_groups_[item]) - 1);
-        if (item_mask_[item] == full) continue;  // already a candidate
-        item_mask_[item] |= bit;
-        if (item_mask_[item] == full) out.push_back(item);
       }
+      if (dict == kNone) break;
+      record = nodes + dict;
     }
   }
+  for (uint32_t a : atoms_found_) atom_seen_[a / 64] = 0;
   std::sort(out.begin(), out.end());
   return out;
 }
 
 void Prefilter::Serialize(ByteWriter* w) const {
   w->U32(item_count_);
-  w->Vec(states_);
-  w->Vec(edges_);
-  w->Vec(outputs_);
+  w->Vec(nodes_);
   w->Str(tails_);
-  w->Vec(atom_item_begin_);
   w->Vec(atom_items_);
-  w->Vec(item_groups_);
   w->Vec(always_);
 }
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
-  if (!r->Vec(&states_) || !r->Vec(&edges_) || !r->Vec(&outputs_) || !r->Str(&tails_) ||
-      !r->Vec(&atom_item_begin_) || !r->Vec(&atom_items_) || !r->Vec(&item_groups_) ||
+  if (!r->Vec(&nodes_) || !r->Str(&tails_) || !r->Vec(&atom_items_) ||
       !r->Vec(&always_)) {
     return false;
   }
   if (!Validate()) {
-    states_.clear();
+    nodes_.clear();
+    state_count_ = 0;
     return false;
   }
   FillRootRow();
   atom_seen_.clear();
-  item_seen_.clear();
+  atoms_found_.clear();
+  item_state_.clear();
   epoch_ = 0;
   return true;
 }
 
-bool Prefilter::Validate() const {
-  const size_t n = states_.size();
-  if (n == 0) return false;
-  if (atom_item_begin_.empty() || atom_item_begin_[0] != 0 ||
-      atom_item_begin_.back() != atom_items_.size())
-    return false;
-  const size_t atoms = atom_item_begin_.size() - 1;
-  for (size_t a = 0; a < atoms; ++a) {
-    if (atom_item_begin_[a] > atom_item_begin_[a + 1]) return false;
+bool Prefilter::Validate() {
+  // Each atom's keys end with kLastKey, the last key of all included, so a walk
+  // from an atom's first key stays in range.
+  if (item_count_ > kItemLimit) return false;
+  if (!atom_items_.empty() && !(atom_items_.back() & kLastKey)) return false;
+  // Bits of the first keys of atoms (the names records may use), and later of
+  // states and states with an atom: checks of links read bits, not records.
+  auto bit = [](const std::vector<uint64_t>& bits, size_t i) {
+    return (bits[i / 64] >> (i % 64) & 1) != 0;
+  };
+  auto set = [](std::vector<uint64_t>* bits, size_t i) {
+    (*bits)[i / 64] |= uint64_t{1} << (i % 64);
+  };
+  std::vector<uint64_t> atom_starts((atom_items_.size() + 63) / 64, 0);
+  uint32_t atoms = 0;
+  for (size_t k = 0; k < atom_items_.size(); ++k) {
+    const uint32_t key = atom_items_[k];
+    if ((key >> 4 & (kItemLimit - 1)) >= item_count_ || (key >> 2 & 3) > (key & 3)) {
+      return false;
+    }
+    if (k == 0 || (atom_items_[k - 1] & kLastKey)) set(&atom_starts, k);
+    atoms += key >> 31;
   }
-  if (item_groups_.size() != item_count_) return false;
-  for (uint8_t g : item_groups_) {
-    if (g > kMaxGroups) return false;
-  }
-  for (uint32_t v : atom_items_) {
-    const uint32_t item = v / kMaxGroups;
-    if (item >= item_count_ || v % kMaxGroups >= item_groups_[item]) return false;
-  }
+  auto is_atom = [&](uint32_t a) {
+    return a < atom_items_.size() && bit(atom_starts, a);
+  };
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
-  for (const Edge& e : edges_) {
-    if (e.next == 0 || e.next >= n || e.zero[0] || e.zero[1] || e.zero[2]) return false;
-  }
-  // Failure links must point to shallower (earlier, breadth-first) states, so the
-  // scan's failure walk always ends at the root; dictionary links likewise, to
-  // states with an atom of their own.
-  for (size_t s = 0; s < n; ++s) {
-    const State& state = states_[s];
-    if (state.zero != 0) return false;
-    if (s == 0 ? state.fail != 0 : state.fail >= s) return false;
-    if (state.edge_count == 1) {
-      if (state.edges == 0 || state.edges >= n) return false;
-    } else if (state.edges > edges_.size() ||
-               state.edge_count > edges_.size() - state.edges) {
-      return false;
+  // One pass over the records, which must tile nodes_ exactly. The trie is in
+  // breadth-first order and a state's edges in byte order, so the k-th edge met
+  // leads to the (k+1)-th record, a later one: checked with a cursor, this makes
+  // every state but the root the target of exactly one edge, with no table.
+  // Failure and dictionary links must name the start of an earlier (shallower)
+  // record, so the scan's failure walk always ends at the root; dictionary links
+  // name states with an atom of their own.
+  const size_t size = nodes_.size();
+  if (size < 2 || size >= kNone) return false;
+  // Words of the record at `at`, or 0 if its head is malformed or it does not fit.
+  auto record_words = [&](size_t at) -> size_t {
+    if (size - at < 2) return 0;
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t edges = head & 0xFF;
+    if ((head & ~(kOutputBit | kTailBit | (edges == 1 ? 0xFFFFu : 0xFFu))) != 0 ||
+        ((head & kTailBit) && !(head & kOutputBit))) {
+      return 0;
     }
-    if (state.output == kNone) continue;
-    if (state.output >= outputs_.size()) return false;
-    const Output& o = outputs_[state.output];
-    if (o.atom == kNone && o.dict == kNone) return false;
-    if (o.atom != kNone && (o.atom >= atoms || o.tail_begin > tails_.size() ||
-                            o.tail_size > tails_.size() - o.tail_begin)) {
-      return false;
+    const size_t words = RecordWords(head);
+    return size - at < words ? 0 : words;
+  };
+  std::vector<uint64_t> starts((size + 63) / 64, 0), atom_states(starts.size(), 0);
+  size_t child = record_words(0);  // where the next edge must lead
+  uint32_t count = 0;
+  for (size_t at = 0; at < size;) {
+    const size_t words = record_words(at);
+    if (words == 0) return false;
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t edges = head & 0xFF;
+    const uint32_t fail = nodes_[at + kFail];
+    if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return false;
+    const uint32_t* next = &nodes_[at + kEdges];
+    if (edges > 1) {
+      // Distinct, ascending bytes, padded with the last: the form is canonical.
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(next);
+      for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
+        if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
+          return false;
+      }
+      next += (edges + 7) / 8 * 2;
     }
-    if (o.dict != kNone) {
-      if (o.dict >= s || states_[o.dict].output == kNone ||
-          states_[o.dict].output >= outputs_.size() ||
-          outputs_[states_[o.dict].output].atom == kNone) {
+    for (uint32_t k = 0; k < edges; ++k) {
+      if (child <= at || next[k] != child) return false;
+      const size_t child_words = record_words(child);
+      if (child_words == 0) return false;
+      child += child_words;
+    }
+    if (head & kOutputBit) {
+      const uint32_t* output = &nodes_[at + OutputAt(head)];
+      const uint32_t atom = output[kAtom], dict = output[kDict];
+      if (atom == kNone ? (dict == kNone || (head & kTailBit)) : !is_atom(atom)) {
         return false;
       }
+      if (dict != kNone && (dict >= at || !bit(atom_states, dict))) return false;
+      if (atom != kNone) set(&atom_states, at);
+      if (head & kTailBit) {
+        const uint32_t begin = output[kTailBegin], tail = output[kTailSize];
+        if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
+          return false;
+      }
     }
+    set(&starts, at);
+    ++count;
+    at += words;
   }
+  if (child != size) return false;
+  state_count_ = count;
+  atom_count_ = atoms;
   return true;
 }
 

@@ -73,10 +73,8 @@ class Prefilter {
   std::vector<uint32_t> Candidates(std::string_view text) const;
 
   uint32_t item_count() const { return item_count_; }
-  size_t atom_count() const {
-    return atom_item_begin_.empty() ? 0 : atom_item_begin_.size() - 1;
-  }
-  size_t state_count() const { return states_.size(); }
+  size_t atom_count() const { return atom_count_; }
+  size_t state_count() const { return state_count_; }
   size_t always_count() const { return always_.size(); }
 
   // Appends the built automaton to `w`; Deserialize reads it back. Deserialize
@@ -86,7 +84,7 @@ class Prefilter {
   bool Deserialize(ByteReader* r);
 
  private:
-  bool Validate() const;
+  bool Validate();
   void FillRootRow();
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
@@ -106,47 +104,55 @@ class Prefilter {
   // sharing few prefixes, so a trie of whole atoms is mostly single-edge chains
   // (1.9M states for the atoms of 100k rules, against 0.3M with tails), and the
   // candidates are exactly those of the whole-atom automaton.
-  // What one step needs of a state is in one 16-byte record (a scan over a large
-  // list is bound by memory latency); most states have one edge, kept in place.
-  struct State {
-    uint32_t edges;  // one edge: the next state; else the first of edges_
-    uint32_t fail;
-    uint32_t output;  // index into outputs_, or kNone if no atom ends here or at a suffix
-    uint8_t edge_count;
-    uint8_t byte;       // one edge: its byte
-    uint16_t zero = 0;  // padding, written as zero so that the form is stable
-  };
-  struct Edge {
-    uint32_t next;
-    uint8_t byte;
-    uint8_t zero[3] = {0, 0, 0};
-  };
-  // An atom ending at a state (its cut) and the nearest proper suffix state that
-  // has one (its dictionary link).
-  struct Output {
-    uint32_t atom;        // or kNone: only the dictionary link
-    uint32_t dict;        // state, or kNone
-    uint32_t tail_begin;  // the atom's tail: tails_[tail_begin, +tail_size)
-    uint32_t tail_size;
-  };
+  // A state is a record in `nodes_` (32-bit words), named by its offset; the
+  // root is at 0. What one step needs of a state, its edges and atoms included, is
+  // in one place (a scan over a large list is bound by memory latency):
+  //   [0] fail: the failure state
+  //   [1] head: edge count (bits 0-7); for one edge, its byte (bits 8-15);
+  //       kOutputBit, kTailBit
+  //   [2] one edge: the next state; k >= 2 edges: their bytes, ascending, in
+  //       ceil(k / 8) 8-byte groups (the last padded with copies of the last
+  //       byte), then k words: the next states
+  //   then, with kOutputBit: the atom whose cut ends here (or kNone), the nearest
+  //   proper suffix state with an atom (its dictionary link, or kNone); with
+  //   kTailBit: the atom's tail, tails_[begin, +size): begin, size.
+  // The edges are at a fixed place, so a step loads them with the head, not after
+  // it; a step compares the byte with 8 edge bytes at a time, without branching
+  // on each; a leaf without atoms takes 2 words.
+  static constexpr uint32_t kFail = 0, kHead = 1, kEdges = 2;
+  static constexpr uint32_t kAtom = 0, kDict = 1, kTailBegin = 2, kTailSize = 3;
+  static constexpr uint32_t kOutputBit = 1u << 16, kTailBit = 1u << 17;
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  std::vector<State> states_;
-  std::vector<Edge> edges_;  // of the states with two edges or more
-  std::vector<Output> outputs_;
+  // Offset of the atom fields in a record, and the words of a record, with head
+  // `head`.
+  static uint32_t OutputAt(uint32_t head) {
+    const uint32_t edges = head & 0xFF;
+    return kEdges + (edges == 0 ? 0 : edges == 1 ? 1 : (edges + 7) / 8 * 2 + edges);
+  }
+  static uint32_t RecordWords(uint32_t head) {
+    return OutputAt(head) + (head >> 16 & 1) * 2 + (head >> 17 & 1) * 2;
+  }
+  std::vector<uint32_t> nodes_;
+  uint32_t state_count_ = 0;  // records in nodes_ (derived)
   std::string tails_;
   uint32_t root_next_[256] = {};
-  // Atom a satisfies group g of item i for each i * kMaxGroups + g in
-  // atom_items_[atom_item_begin_[a], atom_item_begin_[a + 1]).
-  std::vector<uint32_t> atom_item_begin_;
+  // An atom is named by its first key in atom_items_ (the record of the state
+  // where its cut ends holds that index): it satisfies, for each key up to the
+  // one with kLastKey, group (bits 2-3) of item (bits 4-30) of the key, an item
+  // with (bits 0-1) + 1 groups. One read per item, no table per atom or item.
+  static constexpr uint32_t kLastKey = 1u << 31, kItemLimit = 1u << 27;
   std::vector<uint32_t> atom_items_;
-  std::vector<uint8_t> item_groups_;  // number of groups of each item (0: always)
+  uint32_t atom_count_ = 0;           // derived
+  std::vector<uint8_t> item_groups_;  // groups of each item (0: always); build only
   std::vector<uint32_t> always_;
   uint32_t item_count_ = 0;
 
-  // Per-call scratch: epoch stamps for atoms and items seen in this text.
-  mutable std::vector<uint32_t> atom_seen_;
-  mutable std::vector<uint32_t> item_seen_;
-  mutable std::vector<uint8_t> item_mask_;  // groups satisfied (valid if seen)
+  // Per-call scratch: the atoms seen in this text (a bit per key of atom_items_:
+  // small enough to stay in cache, cleared through atoms_found_), and per item an
+  // epoch stamp (bits 4-31) and the groups satisfied in that epoch (bits 0-3).
+  mutable std::vector<uint64_t> atom_seen_;
+  mutable std::vector<uint32_t> atoms_found_;
+  mutable std::vector<uint32_t> item_state_;
   mutable uint32_t epoch_ = 0;
 };
 
