@@ -36,6 +36,17 @@ function naiveBaseline(list, posts) {
   return { ms: performance.now() - t0, hits, regexps: regexps.length };
 }
 
+// Returns `list` without similarity matching: match.similar dropped from each rule,
+// and the rules left with no matcher dropped.
+function withoutSimilarity(list) {
+  const rules = [];
+  for (const rule of list.rules) {
+    const { similar, ...match } = rule.match ?? {};
+    if (Object.keys(match).length) rules.push({ ...rule, match });
+  }
+  return { ...list, rules };
+}
+
 function sizeOfModule() {
   const wasm = readFileSync(join(root, 'web/dist/factlens-core.wasm'));
   const glue = Buffer.concat([readFileSync(join(root, 'web/dist/factlens-core.mjs')),
@@ -129,6 +140,19 @@ async function main() {
       const native = JSON.parse(execFileSync(cli, ['bench', '--list', listPath, '--posts', postsPath],
         { encoding: 'utf8', maxBuffer: 1 << 24 }));
 
+      // The same list without its similarity rules (match.similar dropped; a rule left
+      // with no matcher dropped): what the naive loop's workload has, and what the
+      // similarity search costs a post.
+      const plainPath = join(dir, `list-${size}-plain.json`);
+      writeFileSync(plainPath, JSON.stringify(withoutSimilarity(w.list)));
+      const plainText = await inWorker({ phase: 'text', listPath: plainPath });
+      const plainBlobPath = join(dir, `list-${size}-plain.flcl`);
+      writeFileSync(plainBlobPath, plainText.blob);
+      const plain = await inWorker({ phase: 'compiled', blobPath: plainBlobPath, postsPath });
+      const plainMbps = bytes / 1e6 / (plain.cold.checkMs / 1e3);
+      const plainWarmMbps = bytes / 1e6 / (plain.warm.checkMs / 1e3);
+      const plainWarm = plain.warm.times.sort((a, b) => a - b);
+
       // naive JS; sampled at large sizes, extrapolated to all posts.
       const sample = size >= 100000 ? 40 : size >= 10000 ? 200 : w.posts.length;
       const naive = naiveBaseline(w.list, w.posts.slice(0, sample));
@@ -154,6 +178,10 @@ async function main() {
         `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh module after load from compiled ` +
         `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
         `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
+      console.log(`  without similarity   wasm ${fmt(plainMbps)} MB/s (warm ${fmt(plainWarmMbps)} MB/s, ` +
+        `median ${fmt(quantile(plainWarm, 0.5) * 1000)} us, p99 ${fmt(quantile(plainWarm, 0.99) * 1000)} us); ` +
+        `vs naive JS ${fmt(plainMbps / naiveMbps, 0)}x faster (${withoutSimilarity(w.list).rules.length} rules, ` +
+        `${plain.matched} posts matched)`);
       console.log(`  ratios               wasm/native throughput ${fmt(wasmMbps / native.mbPerS, 2)}x ` +
         `(warm ${fmt(warmMbps / native.warm.mbPerS, 2)}x); ` +
         `wasm vs naive JS ${fmt(wasmMbps / naiveMbps, 0)}x faster` +
