@@ -223,9 +223,27 @@
     return Boolean(active) && active !== document.body && nodes.some((n) => n.contains(active));
   };
 
+  // The node after `node` that counts for order: not an anchor or white space.
+  function nextInOrder(node) {
+    let next = node.nextSibling;
+    while (next && (next.nodeType === Node.COMMENT_NODE ||
+                    (next.nodeType === Node.TEXT_NODE && !next.data.trim()))) {
+      next = next.nextSibling;
+    }
+    return next;
+  }
+
+  // Where a post was in the site's order: its anchor if it was moved, else itself.
+  const placeOf = (element) => moved.get(element)?.anchor ?? element;
+  const byPlace = (a, b) =>
+    (placeOf(a.element).compareDocumentPosition(placeOf(b.element)) &
+     Node.DOCUMENT_POSITION_FOLLOWING) ? -1 : 1;
+
   // Puts the demoted posts of each unsettled container after its last undemoted post,
-  // in their own order; never across containers. A post holding the keyboard focus is
-  // not moved from under the reader: it waits until the focus leaves it.
+  // in the site's order (of their anchors: a post that joins the moved ones later,
+  // say one held by the focus, goes where its place says, not last); never across
+  // containers. A post holding the keyboard focus is not moved from under the
+  // reader: it waits until the focus leaves it.
   function settle() {
     settling = false;
     for (const container of unsettled) {
@@ -242,20 +260,33 @@
       let last = -1;
       units.forEach((unit, i) => { if (!unit.demoted) last = i; });
       if (last <= 0) continue;
-      let end = unitNodes(units[last].element, units[last].trailing).at(-1);
-      for (const unit of units.slice(0, last)) {
-        if (!unit.demoted) continue;
-        const nodes = unitNodes(unit.element, unit.trailing);
-        if (holdsFocus(nodes)) {
+      // The demoted posts to go below: those above the last undemoted one (not one
+      // holding the focus), and those already below it; then in the site's order.
+      const below = [];
+      units.forEach((unit, i) => {
+        if (!unit.demoted) return;
+        if (i < last && holdsFocus(unitNodes(unit.element, unit.trailing))) {
           focusHeld.add(container);
-          continue;
+          return;
         }
-        if (!moved.has(unit.element)) {
-          const anchor = document.createComment('factlens: a demoted post was here');
-          nodes[0].before(anchor);
-          moved.set(unit.element, { anchor, trailing: unit.trailing });
+        below.push(unit);
+      });
+      below.sort(byPlace);
+      let end = unitNodes(units[last].element, units[last].trailing).at(-1);
+      for (const unit of below) {
+        const nodes = unitNodes(unit.element, unit.trailing);
+        if (nextInOrder(end) !== nodes[0]) {  // moved only when out of place
+          if (holdsFocus(nodes)) {
+            focusHeld.add(container);
+            continue;
+          }
+          if (!moved.has(unit.element)) {
+            const anchor = document.createComment('factlens: a demoted post was here');
+            nodes[0].before(anchor);
+            moved.set(unit.element, { anchor, trailing: unit.trailing });
+          }
+          moveNodes(nodes, container, end.nextSibling);
         }
-        moveNodes(nodes, container, end.nextSibling);
         end = nodes.at(-1);
       }
     }

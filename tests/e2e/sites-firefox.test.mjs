@@ -190,7 +190,8 @@ test('Firefox, Reddit (old): demoted posts below the others, back in place on sh
   assert.equal(await page.textContent('[data-fixture="rc-k1"] > .entry a.vote'), 'upvote 1');
   // The next page appended (never-ending reddit): demoted posts below its undemoted one.
   // The reader's keyboard focus is on the "show anyway" of a moved post meanwhile: that
-  // one is not moved from under the focus, and moves once the focus leaves it.
+  // one is not moved from under the focus, and moves once the focus leaves it, into
+  // the site's order among the moved ones.
   // (Shift+Tab from the listing's "next" link: the last tab stop before it is that button.)
   await page.evaluate(() => document.querySelector('#siteTable .nav-buttons a').focus());
   await page.raw.keyboard.down('Shift');
@@ -206,7 +207,7 @@ test('Firefox, Reddit (old): demoted posts below the others, back in place on sh
   await page.raw.keyboard.press('Tab');
   await page.waitForFunction(() => document.querySelector('[data-fixture="ro-o7"]')
     .compareDocumentPosition(document.querySelector('[data-fixture="ro-o4"]')) & Node.DOCUMENT_POSITION_FOLLOWING);
-  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o4', 'ro-o1', 'ro-o6']);
+  await assertListing(page, ['ro-o2', 'ro-o3', 'ro-o5', 'ro-o7', 'ro-o1', 'ro-o4', 'ro-o6']);
   assert.equal(await page.evaluate(() => document.activeElement?.closest('.thing')?.dataset.fixture), 'ro-o7');
   await shot(page, 'reddit-old-moved');
   // Show anyway, from the keyboard: back in its place, the focus on its label there.
