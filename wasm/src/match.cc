@@ -1065,8 +1065,7 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   if (m.any_similar) {
     hits = m.similar->Search(post, kSimilarMatches, {}, SimilarIndex::kDefaultThreshold);
   }
-  for (const SimilarHit& hit : hits) {
-    if (hit.score < SimilarIndex::kDefaultThreshold) break;
+  for (const SimilarHit& hit : hits) {  // all at or above the threshold
     if (!m.rule_has_similar[hit.rule_index]) continue;
     out.push_back({hit.rule_index, MatchKind::kSimilar, hit.score,
                    m.similar->Spans(post, hit.rule_index)});

@@ -181,6 +181,8 @@ constexpr double kK1 = 1.2;
 constexpr double kB = 0.75;
 constexpr int kCharGram = 4;
 constexpr double kMinSharedWords = 3;
+// The most a claim with thin evidence may score (Search's re-ranker).
+constexpr double kThinEvidenceScore = 0.5;
 // First-stage weight of each field's scaled BM25.
 constexpr double kFieldWeight[] = {1.0, 0.5, 0.5, 0.5};
 enum Field { kClaimField, kTitleField, kBigramField, kCharField, kFieldCount };
@@ -766,7 +768,8 @@ void SimilarIndex::Impl::Finish() {
     x.idf[f].resize(terms);
     for (uint32_t t = 0; t < terms; ++t) x.idf[f][t] = x.IdfOf(x.postings[f].df(t));
   }
-  // The coverage features' totals (their order of summation is covered()'s).
+  // Per claim, what needs the idf: the coverage features' totals (summed in the
+  // order word_features sums their parts) and the character-gram vector's norm.
   x.phrasing_idf.clear();
   for (Impl::Doc& doc : x.docs) {
     doc.claim_idf = doc.title_idf = 0;
@@ -782,12 +785,6 @@ void SimilarIndex::Impl::Finish() {
       for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.Idf(kClaimField, *id++);
       x.phrasing_idf.push_back(all);
     }
-  }
-  // Pushed one by one, they may hold twice their size (100k rules: megabytes).
-  x.doc_words.shrink_to_fit();
-  x.phrasing_idf.shrink_to_fit();
-  // Character-gram vector norms need the idf, so they come after all postings.
-  for (Impl::Doc& doc : x.docs) {
     double norm = 0;
     for (const TermFreq& t : doc.terms[kCharField]) {
       double w = t.second * x.Idf(kCharField, t.first);
@@ -795,6 +792,9 @@ void SimilarIndex::Impl::Finish() {
     }
     doc.char_norm = std::sqrt(norm);
   }
+  // Pushed one by one, they may hold twice their size (100k rules: megabytes).
+  x.doc_words.shrink_to_fit();
+  x.phrasing_idf.shrink_to_fit();
   x.word_present.assign(x.words.size() / 64 + 1, 0);
   x.word_qtf.assign(x.words.size(), 0);
   x.bigram_present.assign(x.bigrams.size() / 64 + 1, 0);
@@ -1166,9 +1166,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     }
     return part;
   };
-  auto word_features = [&](const Impl::Doc& doc, SimilarWeights* features) {
+  auto word_features = [&](const Impl::Doc& doc, const Impl::WordView& words,
+                           SimilarWeights* features) {
     auto& f = *features;
-    const Impl::WordView words = x.Words(doc);
     const uint32_t* phrasing = words.phrasing_ids;
     for (uint32_t p = 0; p < words.phrasing_count; ++p) {
       const double all = x.phrasing_idf[doc.phrasing_idf_begin + p];
@@ -1198,6 +1198,12 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     }
     return shared;
   };
+  // Thin evidence: fewer than kMinSharedWords words in common and no phrasing said
+  // in full. Tweets taught the model; short posts sharing two words with a claim
+  // ("my children love school") were not among them.
+  auto thin_evidence = [](double shared, const SimilarWeights& f) {
+    return shared < kMinSharedWords && f[1] < 1;
+  };
 
   // With a minimum score (a check passes its threshold), the candidates that cannot
   // reach it are never scored in full, and most posts stop here. A candidate's
@@ -1206,12 +1212,11 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // it has, so its part of the post's weight in a field is at most that of the
   // post's heaviest terms (prefix sums below; BM25's tf / (tf + norm) is below 1,
   // and the cosine's dot product is at most the two norms over the shared grams);
-  // the bigram coverage's weight is negative. A claim with fewer than
-  // kMinSharedWords words in common and no phrasing said in full is held to 0.5.
-  // Every bound is at least the true value, so the hits at or above min_score are
-  // exactly those of the full search.
+  // the bigram coverage's weight is negative. A claim with thin evidence is held
+  // to kThinEvidenceScore. Every bound is at least the true value, so the hits at or
+  // above min_score are exactly those of the full search.
   std::vector<char> viable(candidates.size(), 1);
-  if (min_score > 0.5 && x.options.rerank && !candidates.empty()) {
+  if (min_score > kThinEvidenceScore && x.options.rerank && !candidates.empty()) {
     auto prefix_sums = [&](const std::vector<uint32_t>& ids, auto weight_of, size_t most,
                            std::vector<double>* sums) {
       std::vector<float>& w = x.sort_scratch;
@@ -1254,13 +1259,12 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     bool any = false;
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Impl::Doc& doc = x.docs[candidates[i].doc];
+      const Impl::WordView words = x.Words(doc);
       SimilarWeights f{};
-      const double shared = word_features(doc, &f);
-      if (shared < kMinSharedWords && f[1] < 1) {
+      if (thin_evidence(word_features(doc, words, &f), f)) {
         viable[i] = 0;
         continue;
       }
-      const Impl::WordView words = x.Words(doc);
       const double cosine =
           char_norm > 0 && doc.char_norm > 0
               ? share(std::sqrt(top(x.top_char_sq, doc.char_grams)), char_norm)
@@ -1321,7 +1325,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     hit.rule_index = doc.rule_index;
     auto& f = hit.features;
     f[0] = 1;
-    const double shared = word_features(doc, &f);
+    const double shared = word_features(doc, x.Words(doc), &f);
     if (!doc.terms[kBigramField].empty()) {
       double b_part = 0, b_all = 0;
       for (const TermFreq& t : doc.terms[kBigramField]) {
@@ -1350,10 +1354,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       double z = 0;
       for (int j = 0; j < kSimilarFeatureCount; ++j) z += x.weights[j] * f[j];
       hit.score = Sigmoid(z);
-      // Thin evidence: fewer than kMinSharedWords words in common and no phrasing
-      // said in full. Tweets taught the model; short posts sharing two words
-      // with a claim ("my children love school") were not among them.
-      if (shared < kMinSharedWords && f[1] < 1) hit.score = std::min(hit.score, 0.5);
+      if (thin_evidence(shared, f)) hit.score = std::min(hit.score, kThinEvidenceScore);
     } else {
       hit.score = std::min(std::max(c.first, 1e-6), 1.0);
     }
