@@ -260,18 +260,9 @@
       let last = -1;
       units.forEach((unit, i) => { if (!unit.demoted) last = i; });
       if (last <= 0) continue;
-      // The demoted posts to go below: those above the last undemoted one (not one
-      // holding the focus), and those already below it; then in the site's order.
-      const below = [];
-      units.forEach((unit, i) => {
-        if (!unit.demoted) return;
-        if (i < last && holdsFocus(unitNodes(unit.element, unit.trailing))) {
-          focusHeld.add(container);
-          return;
-        }
-        below.push(unit);
-      });
-      below.sort(byPlace);
+      // Every demoted post goes below, in the site's order; one out of place that
+      // holds the focus stays where it is for now.
+      const below = units.filter((unit) => unit.demoted).sort(byPlace);
       let end = unitNodes(units[last].element, units[last].trailing).at(-1);
       for (const unit of below) {
         const nodes = unitNodes(unit.element, unit.trailing);

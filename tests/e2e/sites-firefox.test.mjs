@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { repo } from './helpers.mjs';
 import { launchWithExtension } from './browsers.mjs';
 import { startSiteServer, startListServer, FIXTURE_HOSTS, POST_WORDS, waitLabels,
-         assertTouchedOnly, assertListing } from './sites.mjs';
+         assertTouchedOnly, assertListing, waitBadge } from './sites.mjs';
 import { packageExtension } from '../../scripts/package-extension.mjs';
 
 const ARTIFACTS = join(repo, 'build/test-artifacts/sites');
@@ -338,16 +338,9 @@ test('Firefox, reader controls: the badge and the popup\'s count, not this post 
   assert.equal(tabIds.length, 1, 'one active tab');
   // The toolbar badge counts the matched posts of this tab (read from an extension
   // page: Firefox's background is not reachable over BiDi).
-  const waitBadge = async (want) => {
-    let text;
-    for (let i = 0; i < 50; i++) {
-      text = await options.evaluate((id) => chrome.action.getBadgeText({ tabId: id }), tabIds[0]);
-      if (text === want) return;
-      await new Promise((done) => setTimeout(done, 100));
-    }
-    assert.equal(text, want, 'badge text');
-  };
-  await waitBadge('2');
+  const badge = (want) => waitBadge(
+    () => options.evaluate((id) => chrome.action.getBadgeText({ tabId: id }), tabIds[0]), want);
+  await badge('2');
   const popup = await firefox.openExtensionPage(`pages/popup.html?tab=${tabIds[0]}`);
   await popup.waitForFunction(() => document.querySelectorAll('#claims li').length === 2);
   assert.match(await popup.textContent('#found'), /Found on this page: 2 posts/);
@@ -356,11 +349,11 @@ test('Firefox, reader controls: the badge and the popup\'s count, not this post 
 
   await pressOverlayButton(page, 't-C1ccc', 3);
   await waitLabels(page, [['t-C1aaa', 'demoted']]);
-  await waitBadge('1');
+  await badge('1');
   await popup.click('#site-switch');
   await waitLabels(page, []);
   await assertTouchedOnly(page, []);
-  await waitBadge('');
+  await badge('');
   await popup.click('#site-switch');
   await waitLabels(page, [['t-C1aaa', 'demoted']]);
   // Forgetting the exceptions (options page) brings the dismissed label back.
@@ -368,7 +361,7 @@ test('Firefox, reader controls: the badge and the popup\'s count, not this post 
   await settings.waitForFunction(() => !document.getElementById('dismissed-clear').disabled);
   await settings.click('#dismissed-clear');
   await waitLabels(page, [['t-C1aaa', 'demoted'], ['t-C1ccc', 'label']]);
-  await waitBadge('2');
+  await badge('2');
   assert.deepEqual(errors, []);
   await Promise.all([page.close(), popup.close(), settings.close(), options.close()]);
 });

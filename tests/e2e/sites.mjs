@@ -176,6 +176,18 @@ export async function waitLabels(page, expected, timeout = 10000) {
   }
 }
 
+/** Waits (5 s at most) until `readBadge()` (the toolbar badge text of a tab, as each
+ *  browser's harness can read it) is `want`. */
+export async function waitBadge(readBadge, want) {
+  let text;
+  for (let i = 0; i < 50; i++) {
+    text = await readBadge();
+    if (text === want) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  assert.equal(text, want, 'badge text');
+}
+
 /** Demoted and hidden posts are collapsed (still in the DOM, same node); every other
  *  post keeps exactly its own style attribute (none) and has no overlay. Nothing is
  *  moved (no anchor of a moved post in the page) but `moved` posts (old Reddit only). */

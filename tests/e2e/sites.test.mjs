@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { repo } from './helpers.mjs';
 import { startSiteServer, startListServer, launchWithExtension, waitSubscription,
          FIXTURE_HOSTS, POST_WORDS, labelsIn, waitLabels, assertTouchedOnly,
-         assertListing } from './sites.mjs';
+         assertListing, waitBadge as waitSiteBadge } from './sites.mjs';
 import { packageExtension } from '../../scripts/package-extension.mjs';
 import { signList } from './extension-env.mjs';
 
@@ -64,16 +64,10 @@ async function open(host, path = '/') {
   return page;
 }
 
-// The toolbar badge of tab `tabId` (set by the background from the content script's count).
-async function waitBadge(tabId, want) {
-  let text;
-  for (let i = 0; i < 50; i++) {
-    text = await browser.worker.evaluate((id) => chrome.action.getBadgeText({ tabId: id }), tabId);
-    if (text === want) return;
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  assert.equal(text, want, 'badge text');
-}
+// The toolbar badge of tab `tabId` (set by the background from the content script's
+// count), asked of the service worker.
+const waitBadge = (tabId, want) => waitSiteBadge(
+  () => browser.worker.evaluate((id) => chrome.action.getBadgeText({ tabId: id }), tabId), want);
 
 const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 

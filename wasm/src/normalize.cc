@@ -107,8 +107,11 @@ inline void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
+inline bool IsAsciiLetter(unsigned char c) {
+  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
 inline bool IsAsciiAlnum(unsigned char c) {
-  return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+  return (c >= '0' && c <= '9') || IsAsciiLetter(c);
 }
 inline bool IsAsciiSpaceOrControl(unsigned char c) { return c <= 0x20 || c == 0x7F; }
 inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
@@ -360,15 +363,14 @@ class Normalizer {
           }
         }
         uint32_t b = static_cast<uint32_t>(i);
-        const bool letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-        if (letter && word_.empty()) {
+        if (IsAsciiLetter(c) && word_.empty()) {
           // Most words are ASCII letters only, between ASCII separators: such a word
           // is emitted as the word rules would emit it (lower-cased, as it is),
           // without an item per letter. No URL starts inside it (MatchUrl wants a
           // separator before one); what follows decides, so a digit, '$', '@' or a
           // non-ASCII byte (a letter or mark of the same word) takes the general path.
           size_t j = i + 1;
-          while (j < n && ((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'z')) ++j;
+          while (j < n && IsAsciiLetter(s[j])) ++j;
           const unsigned char next = j < n ? s[j] : ' ';
           if (next < 0x80 && !(next >= '0' && next <= '9') && next != '$' &&
               next != '@') {
