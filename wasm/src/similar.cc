@@ -335,11 +335,12 @@ struct PostingLists {
   }
 };
 
-// A term of a post, in a field, with its frequency in the post.
+// A term of a post, in a field, with what the postings walk needs of it: its
+// postings and its weight in the first-stage score (read here once, not per walk).
 struct TermRef {
   Field field;
-  uint32_t id;
-  float qtf;
+  uint32_t begin, end;  // its postings, items[begin, end)
+  double weight;        // kFieldWeight / field_max * BM25 term weight
 };
 
 // A term of a post or document with its frequency.
@@ -413,9 +414,11 @@ struct SimilarIndex::Impl {
   PostingLists postings[kFieldCount];  // claim and title postings use word ids
   // Per field and document, BM25's length normalisation k1 * (1 - b + b * len / avg).
   std::vector<float> doc_norm[kFieldCount];
-  // Per field, each term's idf (a log per lookup would dominate Search's time).
-  std::vector<double> idf[kFieldCount];
-  double unknown_idf = 0;
+  // BM25's idf by document frequency (IdfOf; a log per lookup would dominate
+  // Search's time). A term's idf depends on its df alone, so one table of
+  // docs + 1 entries serves every field: Search reads the term's postings bounds
+  // anyway, and an idf per term and field would be megabytes and a cache miss more.
+  std::vector<double> idf_by_df;
 
   // A claim. The fields the re-ranker's bound reads for every candidate come first
   // (one cache line), its words are one run in doc_words.
@@ -494,12 +497,18 @@ struct SimilarIndex::Impl {
 
   // Scratch for Search (not thread-safe, as documented).
   uint32_t stamp = 0;
-  std::vector<uint32_t> doc_mark;  // == stamp: the document was touched
+  // Per document, its first-stage score from the postings walk; valid where stamp
+  // is the current post's (the two together: one cache line per posting).
+  struct DocPartial {
+    uint32_t stamp = 0;
+    float score = 0;
+  };
+  std::vector<DocPartial> doc_partial;
   // The post's terms as bitsets by term id: scoring tests every term of ~100 claims
   // for membership, and a bit per term keeps the sets in L1/L2 cache where a word
   // per term missed it (the bits are cleared through post_terms).
   std::vector<uint64_t> word_present, bigram_present, char_present;
-  std::vector<float> word_qtf, bigram_qtf, char_qtf, char_weight, doc_partial;
+  std::vector<float> word_qtf, bigram_qtf, char_qtf, char_weight;
   std::vector<float> term_weight[kFieldCount];        // by field, valid where marked
   std::vector<uint32_t> post_terms[kFieldCount - 1];  // words, bigrams, chars
   std::vector<uint32_t> touched;
@@ -521,7 +530,7 @@ struct SimilarIndex::Impl {
   }
   // Returns the idf of term `id` of field `f` (kNone: a term no claim has).
   double Idf(Field f, uint32_t id) const {
-    return id == kNone || id >= idf[f].size() ? unknown_idf : idf[f][id];
+    return idf_by_df[id == kNone ? 0 : postings[f].df(id)];
   }
   // A gram in over a tenth of the claims says little and costs a lot: not scored.
   bool CharScored(uint32_t id) const {
@@ -552,7 +561,7 @@ struct SimilarIndex::Impl {
   // Resets the per-post marks (a new stamp), clearing them once every 4 billion.
   void NewStamp() {
     if (++stamp != 0) return;
-    std::fill(doc_mark.begin(), doc_mark.end(), 0);
+    std::fill(doc_partial.begin(), doc_partial.end(), DocPartial{});
     stamp = 1;
   }
 };
@@ -762,12 +771,8 @@ void SimilarIndex::Impl::Finish() {
     for (float& n : x.doc_norm[f])
       n = static_cast<float>(kK1 * (1 - kB + kB * n / average));
   }
-  x.unknown_idf = x.IdfOf(0);
-  for (int f = 0; f < kFieldCount; ++f) {
-    const size_t terms = x.postings[f].begin.size() - 1;
-    x.idf[f].resize(terms);
-    for (uint32_t t = 0; t < terms; ++t) x.idf[f][t] = x.IdfOf(x.postings[f].df(t));
-  }
+  x.idf_by_df.resize(x.docs.size() + 1);
+  for (size_t df = 0; df < x.idf_by_df.size(); ++df) x.idf_by_df[df] = x.IdfOf(df);
   // Per claim, what needs the idf: the coverage features' totals (summed in the
   // order word_features sums their parts) and the character-gram vector's norm.
   x.phrasing_idf.clear();
@@ -802,10 +807,9 @@ void SimilarIndex::Impl::Finish() {
   x.char_present.assign(x.chars.size() / 64 + 1, 0);
   x.char_qtf.assign(x.chars.size(), 0);
   x.char_weight.assign(x.chars.size(), 0);
-  x.doc_mark.assign(x.docs.size(), 0);
   for (int f = 0; f < kFieldCount; ++f)
     x.term_weight[f].assign(x.postings[f].begin.size(), 0);
-  x.doc_partial.assign(x.docs.size(), 0);
+  x.doc_partial.assign(x.docs.size(), {});
 }
 
 // ---- the SIMI section of the compiled form -----------------------------------------
@@ -1099,11 +1103,14 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   for (auto& bucket : by_rarity) bucket.clear();
   for (const FieldTerms& ft : fields) {
     if (!field_on[ft.field]) continue;
+    const PostingLists& p = x.postings[ft.field];
+    const double scale = kFieldWeight[ft.field] / field_max[ft.field];
     for (uint32_t id : *ft.ids) {
       if (!scored(ft.field, id)) continue;
-      size_t df = x.postings[ft.field].df(id), bits = 0;
+      size_t df = p.df(id), bits = 0;
       while (df >>= 1) ++bits;
-      by_rarity[bits].push_back({ft.field, id, (*ft.qtf)[id]});
+      by_rarity[bits].push_back(
+          {ft.field, p.begin[id], p.begin[id + 1], scale * x.term_weight[ft.field][id]});
     }
   }
   x.touched.clear();
@@ -1111,24 +1118,23 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   bool budget_left = true;
   for (const auto& bucket : by_rarity) {
     for (const TermRef& t : bucket) {
-      const PostingLists& p = x.postings[t.field];
-      const size_t df = p.df(t.id);
+      const size_t df = t.end - t.begin;
       if (walked > 0 && walked + df > kPostingBudget) {
         budget_left = false;
         break;
       }
       walked += df;
-      const double weight =
-          kFieldWeight[t.field] / field_max[t.field] * x.term_weight[t.field][t.id];
-      for (uint32_t i = p.begin[t.id]; i < p.begin[t.id + 1]; ++i) {
-        const Posting& posting = p.items[i];
-        if (x.doc_mark[posting.doc] != stamp) {
-          x.doc_mark[posting.doc] = stamp;
-          x.doc_partial[posting.doc] = 0;
+      const Posting* items = x.postings[t.field].items.data();
+      for (uint32_t i = t.begin; i < t.end; ++i) {
+        const Posting& posting = items[i];
+        Impl::DocPartial& d = x.doc_partial[posting.doc];
+        if (d.stamp != stamp) {
+          d.stamp = stamp;
+          d.score = 0;
           x.touched.push_back(posting.doc);
         }
-        x.doc_partial[posting.doc] +=
-            static_cast<float>(contribution(t.field, weight, posting.doc, posting.tf));
+        d.score +=
+            static_cast<float>(contribution(t.field, t.weight, posting.doc, posting.tf));
       }
     }
     if (!budget_left) break;
@@ -1147,7 +1153,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   for (uint32_t d : x.touched) {
     if (std::binary_search(withheld.begin(), withheld.end(), x.docs[d].rule_index))
       continue;
-    candidates.push_back({d, x.doc_partial[d]});
+    candidates.push_back({d, x.doc_partial[d].score});
   }
   const size_t rerank = std::max(k, kCandidates);
   size_t keep = std::min(candidates.size(), kExactPerCandidate * rerank);
