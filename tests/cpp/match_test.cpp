@@ -98,6 +98,34 @@ TEST_CASE("match: within N matches terms spanning exactly N words, not N+1", "[m
   CHECK_FALSE(Matches(*p, "big pharma always lies"));
 }
 
+TEST_CASE("match: keyword terms are found at every occurrence in a long post",
+          "[match]") {
+  // Hundreds of distinct words, the terms repeated far apart: the post's word index
+  // must give every occurrence, in order, for the one window that fits to be found.
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    if (i == 5 || i == 150 || i == 290) text += "alpha ";
+    if (i == 40 || i == 200) text += "big ";  // "big" without "pharma"
+    if (i == 292) text += "omega ";
+    if (i == 296) text += "big pharma ";
+    text += "w" + std::to_string(i) + " ";
+  }
+  auto c = OneRule(R"({"keywords":[{"all":["alpha","omega"],"within":4}]})");
+  auto m = MatchText(*c, text);
+  REQUIRE(m.size() == 1);
+  REQUIRE(m[0].spans.size() == 2);
+  CHECK(m[0].spans[0].begin == text.find("alpha w290"));  // the third "alpha"
+  CHECK(Spanned(text, m[0].spans[1]) == "omega");
+  // "omega w292 w293 w294 w295 big pharma": the phrase at the third "big".
+  auto p = OneRule(R"({"keywords":[{"all":["big pharma","omega"],"within":7}]})");
+  m = MatchText(*p, text);
+  REQUIRE(m.size() == 1);
+  REQUIRE(m[0].spans.size() == 2);
+  CHECK(Spanned(text, m[0].spans[1]) == "big pharma");
+  CHECK_FALSE(Matches(
+      *OneRule(R"({"keywords":[{"all":["big pharma","omega"],"within":6}]})"), text));
+}
+
 TEST_CASE("match: a phrase fits a window of its own length; within 1 fits one word",
           "[match]") {
   auto c = OneRule(R"({"keywords":[{"all":["flat earth"],"within":2}]})");

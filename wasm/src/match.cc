@@ -141,12 +141,25 @@ struct Occurrence {
   uint32_t first_word, last_word;  // inclusive
 };
 
-// Word positions of one post, built once per Match call when keyword sets exist.
+// Word positions of one post, built once per Match call when keyword sets exist:
+// an open-addressing table from each distinct word to its first position, and
+// each position's next occurrence of the same word. Two arrays, where a hash map
+// of vectors cost an allocation per distinct word of every post.
 class PostWords {
  public:
   explicit PostWords(const NormalizedText& post) : post_(post) {
-    index_.reserve(post.words.size());
-    for (uint32_t i = 0; i < post.words.size(); ++i) index_[Word(i)].push_back(i);
+    const size_t n = post.words.size();
+    size_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    first_.assign(capacity, kNoWord);
+    mask_ = capacity - 1;
+    next_.assign(n, kNoWord);
+    // Backwards, so that each word's positions chain in increasing order.
+    for (uint32_t i = static_cast<uint32_t>(n); i-- > 0;) {
+      uint32_t& first = first_[SlotOf(Word(i))];
+      next_[i] = first;
+      first = i;
+    }
   }
 
   std::string_view Word(uint32_t i) const {
@@ -177,9 +190,8 @@ class PostWords {
       }
       return out;
     }
-    auto it = index_.find(term.words[0]);
-    if (it == index_.end()) return out;
-    for (uint32_t start : it->second) {
+    for (uint32_t start = first_[SlotOf(term.words[0])]; start != kNoWord;
+         start = next_[start]) {
       if (rest_matches(start))
         out.push_back({start, start + static_cast<uint32_t>(n - 1)});
     }
@@ -192,8 +204,25 @@ class PostWords {
   }
 
  private:
+  static constexpr uint32_t kNoWord = UINT32_MAX;
+
+  // Returns the slot of `word`: the one holding its first position, or the empty
+  // one where it would go (the table is at most half full).
+  size_t SlotOf(std::string_view word) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : word) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    for (size_t i = (h ^ (h >> 32)) & mask_;; i = (i + 1) & mask_) {
+      if (first_[i] == kNoWord || Word(first_[i]) == word) return i;
+    }
+  }
+
   const NormalizedText& post_;
-  std::unordered_map<std::string_view, std::vector<uint32_t>> index_;
+  std::vector<uint32_t> first_;  // by slot: a word's first position
+  std::vector<uint32_t> next_;   // by position: the word's next position
+  size_t mask_ = 0;
 };
 
 Term MakeTerm(const std::string& written) {
