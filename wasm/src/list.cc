@@ -14,6 +14,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -224,13 +225,16 @@ class Checker {
   }
 
   // Fails on keys outside `allowed`; keys starting with "x-" are extensions.
+  // (string_views: a key is compared with each allowed name by length first,
+  // where a const char* cost a strlen and a memcmp each, for every key of 100k
+  // rules.)
   bool OnlyKeys(const json& obj, const std::string& where,
-                std::initializer_list<const char*> allowed) {
+                std::initializer_list<std::string_view> allowed) {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       const std::string& k = it.key();
       if (k.rfind("x-", 0) == 0) continue;
       bool known = std::any_of(allowed.begin(), allowed.end(),
-                               [&](const char* a) { return k == a; });
+                               [&](std::string_view a) { return a == k; });
       if (!known) return Fail(Join(where, k.c_str()), "unknown field");
     }
     return true;
