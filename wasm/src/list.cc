@@ -240,7 +240,8 @@ class Checker {
     return true;
   }
 
-  json* Object(json& parent, const char* key, const std::string& where, bool required) {
+  json* Object(json& parent, std::string_view key, const std::string& where,
+               bool required) {
     auto it = parent.find(key);
     if (it == parent.end()) {
       if (required) Fail(Join(where, key), "missing required field");
@@ -255,7 +256,7 @@ class Checker {
 
   // Reads a string field of 1..max_bytes bytes, moving it out of `parent` (each
   // rule's JSON is read once, then dropped).
-  bool String(json& parent, const char* key, const std::string& where, bool required,
+  bool String(json& parent, std::string_view key, const std::string& where, bool required,
               size_t max_bytes, std::string* out) {
     auto it = parent.find(key);
     if (it == parent.end()) {
@@ -284,7 +285,7 @@ class Checker {
   }
 
   // Reads an array of non-empty strings (1..max_items entries unless allow_empty).
-  bool StringArray(json& parent, const char* key, const std::string& where,
+  bool StringArray(json& parent, std::string_view key, const std::string& where,
                    size_t max_bytes, std::vector<std::string>* out,
                    bool allow_empty = false) {
     auto it = parent.find(key);
@@ -312,8 +313,10 @@ class Checker {
     return where.size() >= 2 && where.compare(where.size() - 2, 2, ": ") == 0;
   }
 
-  static std::string Join(const std::string& where, const char* key) {
-    return where.empty() || EndsWithColon(where) ? where + key : where + "." + key;
+  static std::string Join(const std::string& where, std::string_view key) {
+    std::string joined = where;
+    if (!where.empty() && !EndsWithColon(where)) joined += '.';
+    return joined.append(key);
   }
 
  private:
@@ -424,7 +427,7 @@ std::string PatternSyntaxError(const std::string& pattern) {
   return message;
 }
 
-bool ReadTerms(Checker& c, json& set, const char* key, const std::string& where,
+bool ReadTerms(Checker& c, json& set, std::string_view key, const std::string& where,
                std::vector<std::string>* out) {
   // Empty term arrays are allowed; the set needs some term in all or any.
   if (!c.StringArray(set, key, where, 200, out, /*allow_empty=*/true)) return false;

@@ -327,9 +327,14 @@ void Prefilter::AddItem(uint32_t item,
     for (const std::string& a : groups[g]) {
       const uint32_t begin = static_cast<uint32_t>(pending_text_.size());
       pending_text_.append(a);
-      for (size_t k = begin; k < pending_text_.size(); ++k)
+      uint64_t head = 0;
+      for (size_t k = begin; k < pending_text_.size(); ++k) {
         pending_text_[k] = LowerAscii(pending_text_[k]);
-      pending_.push_back({begin, static_cast<uint32_t>(a.size()),
+        if (k - begin < 8)
+          head |= uint64_t{static_cast<uint8_t>(pending_text_[k])}
+                  << (56 - 8 * (k - begin));
+      }
+      pending_.push_back({head, begin, static_cast<uint32_t>(a.size()),
                           static_cast<uint32_t>(item * kMaxGroups + g)});
     }
   }
@@ -342,7 +347,10 @@ void Prefilter::Build(uint32_t item_count) {
   item_groups_.resize(item_count, 0);
   const std::string_view text(pending_text_);
   auto atom_of = [&](const Pending& p) { return text.substr(p.begin, p.size); };
+  // By atom, then key. Heads that differ order their atoms as the bytes do (a
+  // zero pad sorts first, as a shorter string does).
   std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
+    if (a.head != b.head) return a.head < b.head;
     const int order = atom_of(a).compare(atom_of(b));
     return order != 0 ? order < 0 : a.key < b.key;
   });
