@@ -483,14 +483,21 @@ struct SimilarIndex::Impl {
   // What Search needs of one distinct normalised word, remembered between posts:
   // whether it counts (not a stop word or URL), then per language of the list its
   // stem's id (kNone if unknown) and key, and the ids of its known character grams.
+  // The cache is one open-addressing table of these (at most half full), so a
+  // word found costs one slot's cache line: its hash, and its first 8 bytes to
+  // compare (a longer word's rest is compared in cache_text).
   struct CachedWord {
-    uint32_t text_begin, text_size;    // in cache_text
-    uint32_t stems_begin;              // in cache_stem_ids / cache_stem_keys
-    uint32_t grams_begin, grams_size;  // in cache_grams
-    bool content;
+    uint64_t key = 0;            // HashBytes(word)
+    uint64_t head = 0;           // its first 8 bytes, zero-padded
+    uint32_t text_begin = 0;     // in cache_text
+    uint32_t text_size = kNone;  // kNone: an empty slot
+    uint32_t stems_begin = 0;    // in cache_stem_ids / cache_stem_keys
+    uint32_t grams_begin = 0;    // in cache_grams
+    uint32_t grams_size = 0;
+    bool content = false;
   };
-  IdMap64 cache_index;  // HashBytes(word) -> index into cache
-  std::vector<CachedWord> cache;
+  std::vector<CachedWord> cache;  // 2 * kWordCacheSize slots once a post is seen
+  size_t cache_count = 0;         // words in the cache
   std::string cache_text;
   std::vector<uint32_t> cache_stem_ids, cache_grams;
   std::vector<uint64_t> cache_stem_keys;
@@ -554,7 +561,7 @@ struct SimilarIndex::Impl {
   void Finish();
 
   // Returns the cached terms of `word`, computing them on first sight. The result
-  // is valid until the next Lookup.
+  // is valid until the next TrimCache, which must come first.
   const CachedWord& Lookup(std::string_view word);
   // Empties the cache if fewer than `room` entries are left: called once per post,
   // before its lookups, so no entry a post refers to goes away under it.
@@ -570,12 +577,28 @@ struct SimilarIndex::Impl {
 
 const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_view word) {
   const uint64_t key = HashBytes(word);
-  uint32_t at = cache_index.Find(key);
-  if (at != kNone) {
+  uint64_t head = 0;
+  for (size_t i = 0; i < word.size() && i < 8; ++i)
+    head |= uint64_t{static_cast<uint8_t>(word[i])} << (8 * i);
+  const size_t mask = cache.size() - 1;
+  uint64_t mixed = key ^ (key >> 33);
+  mixed *= 0xff51afd7ed558ccdull;
+  mixed ^= mixed >> 33;
+  size_t at = static_cast<size_t>(mixed) & mask;
+  for (;; at = (at + 1) & mask) {
     const CachedWord& c = cache[at];
-    if (std::string_view(cache_text).substr(c.text_begin, c.text_size) == word) return c;
+    if (c.text_size == kNone) break;  // not cached: it goes here
+    if (c.key == key && c.head == head && c.text_size == word.size() &&
+        (word.size() <= 8 ||
+         std::string_view(cache_text).substr(c.text_begin + 8, c.text_size - 8) ==
+             word.substr(8))) {
+      return c;
+    }
   }
-  CachedWord c;
+  CachedWord& c = cache[at];
+  ++cache_count;
+  c.key = key;
+  c.head = head;
   c.text_begin = static_cast<uint32_t>(cache_text.size());
   c.text_size = static_cast<uint32_t>(word.size());
   cache_text += word;
@@ -600,17 +623,17 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
       c.grams_size = static_cast<uint32_t>(cache_grams.size() - c.grams_begin);
     }
   }
-  // Two words with one hash (2^-64) share the slot's first word; the second is
-  // kept unindexed and recomputed each time it is seen.
-  if (at == kNone) cache_index.Add(key);
-  cache.push_back(c);
-  return cache.back();
+  return c;
 }
 
 void SimilarIndex::Impl::TrimCache(size_t room) {
-  if (cache.size() + room <= kWordCacheSize) return;
-  cache_index.Clear();
-  cache.clear();
+  if (!cache.empty() && cache_count + room <= kWordCacheSize) return;
+  // At most half full, even for a post of more distinct words than kWordCacheSize
+  // (a table of its size for it alone; the next post's trim sizes it back).
+  size_t slots = 2 * kWordCacheSize;
+  while (slots < 2 * room) slots *= 2;
+  std::vector<CachedWord>(slots).swap(cache);
+  cache_count = 0;
   cache_text.clear();
   cache_stem_ids.clear();
   cache_stem_keys.clear();
