@@ -213,6 +213,30 @@ TEST_CASE("similar: a minimum score returns exactly the full search's hits above
   for (size_t count : above) CHECK(count >= 20);
 }
 
+TEST_CASE("similar: the word cache serves posts of any number of distinct words",
+          "[similar]") {
+  // Search remembers a word's terms between posts, in a table of a fixed number
+  // of words; a post of more distinct words than it holds gets a table of its own
+  // size (70k words: more than the fixed table has slots), and the searches
+  // before and after it rank as a fresh index does.
+  auto index = SimilarIndex::Build(Claims(), SimilarOptions());
+  const std::string claim = "5G towers spread the coronavirus";
+  const auto fresh = index->Search(Normalize(claim), 3);
+  REQUIRE_FALSE(fresh.empty());
+  std::string huge;
+  for (int i = 0; i < 70000; ++i) huge += "w" + std::to_string(i) + "x ";
+  huge += claim;
+  const auto hits = index->Search(Normalize(huge), 3);
+  REQUIRE_FALSE(hits.empty());
+  CHECK(hits[0].rule_index == 2);
+  const auto again = index->Search(Normalize(claim), 3);
+  REQUIRE(again.size() == fresh.size());
+  for (size_t i = 0; i < again.size(); ++i) {
+    CHECK(again[i].rule_index == fresh[i].rule_index);
+    CHECK(again[i].score == fresh[i].score);
+  }
+}
+
 TEST_CASE("similar: spans cover the post's words that the claim has", "[similar]") {
   auto index = SimilarIndex::Build(Claims());
   std::string text = "OMG: 5G towers really spread the coronavirus, share!";
