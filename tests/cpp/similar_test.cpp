@@ -216,8 +216,8 @@ TEST_CASE("similar: a minimum score returns exactly the full search's hits above
 TEST_CASE("similar: the word cache serves posts of any number of distinct words",
           "[similar]") {
   // Search remembers a word's terms between posts, in a table of a fixed number
-  // of words; a post of more distinct words than it holds gets a table of its own
-  // size (70k words: more than the fixed table has slots), and the searches
+  // of words; a post of more distinct words than it holds grows it to its own
+  // size (70k words: more than the table first has slots), and the searches
   // before and after it rank as a fresh index does.
   auto index = SimilarIndex::Build(Claims(), SimilarOptions());
   const std::string claim = "5G towers spread the coronavirus";

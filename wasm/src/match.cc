@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "factlens/binary.h"
+#include "factlens/hash.h"
 #include "factlens/prefilter.h"
 #include "re2/re2.h"
 #include "re2/regexp.h"
@@ -147,18 +148,24 @@ struct Occurrence {
 // of vectors cost an allocation per distinct word of every post.
 class PostWords {
  public:
-  explicit PostWords(const NormalizedText& post) : post_(post) {
+  explicit PostWords(const NormalizedText& post) : post_(post), seed_(TextHashSeed()) {
     const size_t n = post.words.size();
-    size_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
+    // Room for every word of a usual post at once; a long one's distinct words
+    // grow it (a post of 300k repeated words needs a few slots, not a million).
+    size_t capacity = 64;
+    while (capacity < 2 * n && capacity < (1u << 14)) capacity *= 2;
     first_.assign(capacity, kNoWord);
-    mask_ = capacity - 1;
+    mask_ = first_.size() - 1;
     next_.assign(n, kNoWord);
     // Backwards, so that each word's positions chain in increasing order.
     for (uint32_t i = static_cast<uint32_t>(n); i-- > 0;) {
-      uint32_t& first = first_[SlotOf(Word(i))];
-      next_[i] = first;
-      first = i;
+      size_t slot = SlotOf(Word(i));
+      if (first_[slot] == kNoWord && 2 * ++distinct_ > first_.size()) {
+        Grow();  // at most half full; sized by distinct words, not all of them
+        slot = SlotOf(Word(i));
+      }
+      next_[i] = first_[slot];
+      first_[slot] = i;
     }
   }
 
@@ -207,19 +214,27 @@ class PostWords {
   static constexpr uint32_t kNoWord = UINT32_MAX;
 
   // Returns the slot of `word`: the one holding its first position, or the empty
-  // one where it would go (the table is at most half full).
+  // one where it would go (the table is at most half full). The hash is keyed
+  // (factlens/hash.h): the words are the page's.
   size_t SlotOf(std::string_view word) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (unsigned char c : word) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    for (size_t i = (h ^ (h >> 32)) & mask_;; i = (i + 1) & mask_) {
+    for (size_t i = TextHash(word, seed_) & mask_;; i = (i + 1) & mask_) {
       if (first_[i] == kNoWord || Word(first_[i]) == word) return i;
     }
   }
 
+  // Doubles the table, each word to its slot in the larger one.
+  void Grow() {
+    std::vector<uint32_t> old(2 * first_.size(), kNoWord);
+    old.swap(first_);
+    mask_ = first_.size() - 1;
+    for (uint32_t first : old) {
+      if (first != kNoWord) first_[SlotOf(Word(first))] = first;
+    }
+  }
+
   const NormalizedText& post_;
+  const uint64_t seed_;
+  size_t distinct_ = 0;          // words in the table
   std::vector<uint32_t> first_;  // by slot: a word's first position
   std::vector<uint32_t> next_;   // by position: the word's next position
   size_t mask_ = 0;

@@ -23,6 +23,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "factlens/hash.h"
 #include "runtime/api.h"
 #include "src_c/stem_UTF_8_dutch.h"
 #include "src_c/stem_UTF_8_english.h"
@@ -487,7 +488,7 @@ struct SimilarIndex::Impl {
   // word found costs one slot's cache line: its hash, and its first 8 bytes to
   // compare (a longer word's rest is compared in cache_text).
   struct CachedWord {
-    uint64_t key = 0;            // HashBytes(word)
+    uint64_t key = 0;            // TextHash(word, cache_seed)
     uint64_t head = 0;           // its first 8 bytes, zero-padded
     uint32_t text_begin = 0;     // in cache_text
     uint32_t text_size = kNone;  // kNone: an empty slot
@@ -496,8 +497,9 @@ struct SimilarIndex::Impl {
     uint32_t grams_size = 0;
     bool content = false;
   };
-  std::vector<CachedWord> cache;  // 2 * kWordCacheSize slots once a post is seen
+  std::vector<CachedWord> cache;  // at most half full
   size_t cache_count = 0;         // words in the cache
+  const uint64_t cache_seed = TextHashSeed();
   std::string cache_text;
   std::vector<uint32_t> cache_stem_ids, cache_grams;
   std::vector<uint64_t> cache_stem_keys;
@@ -561,7 +563,7 @@ struct SimilarIndex::Impl {
   void Finish();
 
   // Returns the cached terms of `word`, computing them on first sight. The result
-  // is valid until the next TrimCache, which must come first.
+  // is valid until the next Lookup; TrimCache must come first.
   const CachedWord& Lookup(std::string_view word);
   // Empties the cache if fewer than `room` entries are left: called once per post,
   // before its lookups, so no entry a post refers to goes away under it.
@@ -576,15 +578,25 @@ struct SimilarIndex::Impl {
 };
 
 const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_view word) {
-  const uint64_t key = HashBytes(word);
+  // Keyed (factlens/hash.h): the words are the page's, the cache lives long.
+  const uint64_t key = TextHash(word, cache_seed);
   uint64_t head = 0;
   for (size_t i = 0; i < word.size() && i < 8; ++i)
     head |= uint64_t{static_cast<uint8_t>(word[i])} << (8 * i);
+  // At most half full: doubled as words come, even past kWordCacheSize while
+  // one post brings more (the caller keeps copies of entries, not references).
+  if (2 * (cache_count + 1) > cache.size()) {
+    std::vector<CachedWord> slots(2 * cache.size());
+    for (const CachedWord& c : cache) {
+      if (c.text_size == kNone) continue;
+      size_t at = static_cast<size_t>(c.key) & (slots.size() - 1);
+      while (slots[at].text_size != kNone) at = (at + 1) & (slots.size() - 1);
+      slots[at] = c;
+    }
+    cache.swap(slots);
+  }
   const size_t mask = cache.size() - 1;
-  uint64_t mixed = key ^ (key >> 33);
-  mixed *= 0xff51afd7ed558ccdull;
-  mixed ^= mixed >> 33;
-  size_t at = static_cast<size_t>(mixed) & mask;
+  size_t at = static_cast<size_t>(key) & mask;
   for (;; at = (at + 1) & mask) {
     const CachedWord& c = cache[at];
     if (c.text_size == kNone) break;  // not cached: it goes here
@@ -628,11 +640,9 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
 
 void SimilarIndex::Impl::TrimCache(size_t room) {
   if (!cache.empty() && cache_count + room <= kWordCacheSize) return;
-  // At most half full, even for a post of more distinct words than kWordCacheSize
-  // (a table of its size for it alone; the next post's trim sizes it back).
-  size_t slots = 2 * kWordCacheSize;
-  while (slots < 2 * room) slots *= 2;
-  std::vector<CachedWord>(slots).swap(cache);
+  // Small at first: Lookup doubles it as words come (and this shrinks it back
+  // after a post that grew it past 2 * kWordCacheSize).
+  std::vector<CachedWord>(1024).swap(cache);
   cache_count = 0;
   cache_text.clear();
   cache_stem_ids.clear();
@@ -1014,18 +1024,23 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   }
   x.unknown_stems.clear();
   x.TrimCache(post.words.size());
-  std::vector<Impl::CachedWord> content;
+  // The post's content words in order, by where their cached terms are (12 bytes
+  // each, not the 40 of a cache entry: a post may have 300k words).
+  struct ContentWord {
+    uint32_t stems_begin, grams_begin, grams_size;
+  };
+  std::vector<ContentWord> content;
   content.reserve(post.words.size());
   for (const ByteRange& r : post.words) {
     const Impl::CachedWord& c =
         x.Lookup(std::string_view(post.text).substr(r.begin, r.end - r.begin));
-    if (c.content) content.push_back(c);
+    if (c.content) content.push_back({c.stems_begin, c.grams_begin, c.grams_size});
   }
   double post_word_weight = 0;
   const size_t stemmer_count = x.stemmers.size();
   for (size_t s = 0; s < stemmer_count; ++s) {
     uint32_t previous = kNone;
-    for (const Impl::CachedWord& c : content) {
+    for (const ContentWord& c : content) {
       const uint32_t id = x.cache_stem_ids[c.stems_begin + s];
       if (id != kNone) {
         if (!Marked(x.word_present, id)) {
@@ -1057,7 +1072,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       previous = id;
     }
   }
-  for (const Impl::CachedWord& c : content) {
+  for (const ContentWord& c : content) {
     for (uint32_t i = 0; i < c.grams_size; ++i) {
       const uint32_t g = x.cache_grams[c.grams_begin + i];
       if (!Marked(x.char_present, g)) {

@@ -1,0 +1,42 @@
+// Tests of the hash component: the keyed hash of page text.
+#include "factlens/hash.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace factlens {
+namespace {
+
+TEST_CASE("hash: the seed is drawn once and the hash depends on every byte", "[hash]") {
+  CHECK(TextHashSeed() == TextHashSeed());
+  const uint64_t seed = TextHashSeed();
+  CHECK(TextHash("vaccine", seed) == TextHash(std::string("vaccine"), seed));
+  CHECK(TextHash("vaccine", seed) != TextHash("vaccinf", seed));
+  CHECK(TextHash("", seed) != TextHash(std::string(1, '\0'), seed));  // length counts
+  CHECK(TextHash("abcdefgh", seed) != TextHash("abcdefghi", seed));   // block edge
+  CHECK(TextHash("vaccine", 1) != TextHash("vaccine", 2));
+}
+
+TEST_CASE("hash: words aimed at one table slot under one seed spread under another",
+          "[hash]") {
+  // What a page could do with a fixed hash: find words that all fall in one slot
+  // of a 1024-slot table. Under another seed (the page cannot know the process's)
+  // those words spread like any others.
+  constexpr uint64_t kMask = 1023;
+  const uint64_t known = 0x1234567, other = 0x89abcdef;
+  std::vector<std::string> aimed;
+  for (int i = 0; aimed.size() < 64; ++i) {
+    std::string word = "w" + std::to_string(i);
+    if ((TextHash(word, known) & kMask) == 0) aimed.push_back(word);
+  }
+  std::vector<int> per_slot(kMask + 1, 0);
+  for (const std::string& w : aimed) ++per_slot[TextHash(w, other) & kMask];
+  // 64 words in 1024 slots: 3 in one slot has odds of about 1 in 25; 6 would be
+  // far beyond chance.
+  CHECK(*std::max_element(per_slot.begin(), per_slot.end()) < 6);
+}
+
+}  // namespace
+}  // namespace factlens

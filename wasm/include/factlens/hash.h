@@ -1,0 +1,51 @@
+// Hashing of text that comes from a page: the tables a check builds over a
+// post's words (keyword positions, the similarity index's word cache).
+//
+// A page is hostile input. With a fixed hash function, a page can be written
+// whose words all land in one stretch of such a table, turning every lookup into
+// a walk over all of them (quadratic time in the post's length). TextHash is keyed
+// by a seed drawn once per process from the system's random source, which a page
+// cannot know, so it cannot aim its words. Nothing that is saved or compared across
+// processes may use it: compiled forms and term dictionaries keep their own fixed
+// hashes.
+#ifndef FACTLENS_HASH_H_
+#define FACTLENS_HASH_H_
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace factlens {
+
+// Returns the process's seed for TextHash (random; a fixed value only if the
+// system has no random source).
+uint64_t TextHashSeed();
+
+// Returns a 64-bit hash of `bytes` keyed by `seed`: 8 bytes at a time, each block
+// mixed into the state by a bijective finaliser, so whether two texts collide
+// depends on the seed.
+inline uint64_t TextHash(std::string_view bytes, uint64_t seed) {
+  auto mix = [](uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+  };
+  uint64_t h = seed;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t block;
+    std::memcpy(&block, bytes.data() + i, 8);
+    h = mix(h ^ block);
+  }
+  uint64_t last = 0;  // (byte by byte: a memcpy of variable size is a call)
+  for (size_t k = 0; i + k < bytes.size(); ++k)
+    last |= uint64_t{static_cast<uint8_t>(bytes[i + k])} << (8 * k);
+  return mix(h ^ last ^ (uint64_t{bytes.size()} << 56));
+}
+
+}  // namespace factlens
+
+#endif  // FACTLENS_HASH_H_
