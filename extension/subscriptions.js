@@ -16,13 +16,17 @@
 // reported stale once past its expiry.
 //
 // Key rotation (rules/FORMAT.md): a list that the pinned key does not verify (kind
-// "key") is tried once more with the rotation statement published beside it,
-// `<list>.rotation` and its `.minisig`; if the engine accepts the pair, the new key
-// becomes the pin. Nothing else ever changes a pin.
+// "key") is tried once more with the latest rotation statement published beside it,
+// `<list>.rotation` and its `.minisig`; a reader pinned further back then follows the
+// chain from its pin, `<list>.rotation.<key id>` naming each next key, at most
+// MAX_ROTATIONS links. If the engine accepts the list with the statements, the new key
+// becomes the pin. Nothing else ever changes a pin: a statement's next key is only
+// where to look next, and the engine checks every link's signature.
 //
 // Only https URLs are fetched. The one exception is a build-time option for the e2e
 // tests (package-extension.mjs --test-allow-http-default-list): the packaged default
-// list URL itself (and its .minisig and .rotation files), on 127.0.0.1, may be http.
+// list URL itself (and its .minisig and .rotation files, keyed ones too), on
+// 127.0.0.1, may be http.
 // Nothing at runtime can widen that.
 
 const MINUTE = 60_000;
@@ -49,8 +53,44 @@ export class SubscriptionError extends Error {
 export const signatureUrl = (url) => `${url}.minisig`;
 /** Returns the URL of the key rotation statement published beside a list. */
 export const rotationUrl = (url) => `${url}.rotation`;
-const DEFAULT_LIST_FILES = (url) => [url, signatureUrl(url), rotationUrl(url),
-                                     signatureUrl(rotationUrl(url))];
+/** Returns the URL of the statement moving a list away from `key` (a base64 minisign
+ *  public key), `<list>.rotation.<key id>` with the id as minisign prints it; null if
+ *  `key` is not a minisign public key. */
+export const keyedRotationUrl = (url, key) => {
+  const id = keyId(key);
+  return id && `${rotationUrl(url)}.${id}`;
+};
+/** Links of a rotation chain followed from one pin (rules/FORMAT.md). */
+export const MAX_ROTATIONS = 8;
+
+// Returns the key id of a base64 minisign public key ("Ed", 8 id bytes, 32 key
+// bytes) as minisign prints it: the little-endian id in upper-case hex; or null.
+function keyId(key) {
+  if (typeof key !== 'string' || !/^[A-Za-z0-9+/]{56}$/.test(key)) return null;
+  const bytes = atob(key);
+  if (bytes.slice(0, 2) !== 'Ed') return null;
+  let hex = '';
+  for (let i = 9; i >= 2; i--) hex += bytes.charCodeAt(i).toString(16).padStart(2, '0');
+  return hex.toUpperCase();
+}
+
+// Returns the `new_key` a rotation statement names, or null: where the chain goes
+// next (the engine verifies the statement; this reads it only to find the next one).
+function nextKeyOf(statement) {
+  try {
+    const key = JSON.parse(statement)?.new_key;
+    return typeof key === 'string' ? key : null;
+  } catch {
+    return null;
+  }
+}
+
+// The files published beside the default list (the e2e-only http exception).
+const isDefaultListFile = (listUrl, url) =>
+  [listUrl, signatureUrl(listUrl), rotationUrl(listUrl), signatureUrl(rotationUrl(listUrl))]
+    .includes(url) ||
+  (url.startsWith(rotationUrl(listUrl)) &&
+   /^\.[0-9A-F]{16}(\.minisig)?$/.test(url.slice(rotationUrl(listUrl).length)));
 
 const validators = (response) => {
   const out = {};
@@ -101,7 +141,7 @@ export class Subscriptions {
     }
     if (parsed.protocol === 'https:') return null;
     const d = this.#config.defaultList;
-    if (this.#config.testAllowHttpDefaultList && d && DEFAULT_LIST_FILES(d.url).includes(url) &&
+    if (this.#config.testAllowHttpDefaultList && d && isDefaultListFile(d.url, url) &&
         parsed.protocol === 'http:' && parsed.hostname === '127.0.0.1') {
       return null;
     }
@@ -310,7 +350,8 @@ export class Subscriptions {
   }
 
   // Loads a downloaded list; a list the pinned key does not verify is tried again with
-  // the rotation statement published beside it. Returns the engine's ListInfo.
+  // the rotation statements published beside it: the latest, then the chain from the
+  // pin. Returns the engine's ListInfo.
   async #load(url, sub, text, signature, now) {
     const options = { signature, publicKey: sub.publicKey, lastVersion: sub.good?.version,
                       lastDigest: sub.good?.digest, now };
@@ -318,19 +359,54 @@ export class Subscriptions {
       return this.#engine.loadList(text, options);
     } catch (error) {
       if (error.kind !== 'key') throw error;
-      let statement;
-      let statementSignature;
+      // Why no statement helped, for the subscription's error.
+      const tried = [];
+      const attempt = (rotations) => {
+        try {
+          return this.#engine.loadList(text, { ...options, rotations });
+        } catch (rotationError) {
+          if (rotationError.kind !== 'key') throw rotationError;  // e.g. a rollback
+          tried.push(rotationError.message);
+          return null;
+        }
+      };
+      // One rotation behind: the latest statement.
       try {
-        [statement, statementSignature] = await Promise.all([
-          this.#download(rotationUrl(url), 'rotation'),
-          this.#download(signatureUrl(rotationUrl(url)), 'signature')]);
-      } catch (rotationError) {
-        throw new SubscriptionError('key', `${error.message} (no key rotation statement: ` +
-          `${rotationError.message})`);
+        const info = attempt([await this.#statement(rotationUrl(url))]);
+        if (info) return info;
+      } catch (downloadError) {
+        if (!(downloadError instanceof SubscriptionError)) throw downloadError;
+        tried.push(downloadError.message);
       }
-      return this.#engine.loadList(text, { ...options, rotations: [
-        { statement: statement.text, signature: statementSignature.text }] });
+      // Further behind: each statement moving the list away from the key reached so far.
+      const chain = [];
+      const seen = new Set();
+      for (let key = sub.publicKey; chain.length < MAX_ROTATIONS && !seen.has(key);) {
+        seen.add(key);
+        const linkUrl = keyedRotationUrl(url, key);
+        if (!linkUrl) break;
+        let link;
+        try {
+          link = await this.#statement(linkUrl);
+        } catch (downloadError) {
+          if (!(downloadError instanceof SubscriptionError)) throw downloadError;
+          if (chain.length > 0) tried.push(downloadError.message);
+          break;
+        }
+        chain.push(link);
+        const info = attempt(chain);
+        if (info) return info;
+        key = nextKeyOf(link.statement);
+      }
+      throw new SubscriptionError('key', `${error.message} (key rotation: ${tried.join('; ')})`);
     }
+  }
+
+  // Downloads a rotation statement and its signature.
+  async #statement(url) {
+    const [statement, signature] = await Promise.all([
+      this.#download(url, 'rotation'), this.#download(signatureUrl(url), 'signature')]);
+    return { statement: statement.text, signature: signature.text };
   }
 
   /** Downloads, verifies and applies one subscription's list. Returns true if it

@@ -9,9 +9,9 @@
 // --default-list/--trusted-key bake a subscription in (managed deployments, tests); the
 // key is pinned like any subscription's. Lists are fetched over https only; the e2e
 // tests alone pass --test-allow-http-default-list, which lets the baked-in URL (and its
-// .minisig and .rotation files, no other) be http://127.0.0.1, and --test-hooks, which
-// lets the extension's own pages move the background's clock and inject engine faults
-// (background.js). Neither is ever in a release build.
+// .minisig and .rotation files, keyed ones too, no other) be http://127.0.0.1, and
+// --test-hooks, which lets the extension's own pages move the background's clock and
+// inject engine faults (background.js). Neither is ever in a release build.
 //
 // One manifest source serves both browsers; each package gets its own copy: Chromium's
 // without `background.scripts` and the Gecko settings, Firefox's without

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { BROWSERS } from './browsers.mjs';
 import {
-  ARTIFACTS, FACTLENS, DEMO_SECRET, FEED_EXPECTED, serve, serveFeed, demoFiles, demoList, signList,
+  ARTIFACTS, FACTLENS, DEMO_SECRET, DEMO_PUB, FEED_EXPECTED, serve, serveFeed, demoFiles, demoList, signList,
   packageForTests, launch, options, ask, subscription, waitOverlays, overlays, styleOf, openFeed,
   assertSiteScriptWorks,
 } from './extension-env.mjs';
@@ -33,6 +33,7 @@ let extensions;
 let reply;  // (path) => the list server's reply for /demo.json and friends
 let files;
 const keys = {};
+const keyIds = {};  // as minisign prints them, from the public key files
 
 const good = (path) => {
   const f = files.good;
@@ -43,39 +44,51 @@ const good = (path) => {
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
   dir = await mkdtemp(join(tmpdir(), 'factlens-faults-'));
-  // The publisher's next key, and an attacker's.
-  for (const name of ['next', 'attacker']) {
+  // The publisher's next key, the one after it, and an attacker's.
+  for (const name of ['next', 'third', 'attacker']) {
     await run(FACTLENS, ['keygen', '-W', '-p', join(dir, `${name}.pub`), '-s', join(dir, `${name}.key`)]);
-    keys[name] = (await readFile(join(dir, `${name}.pub`), 'utf8')).trim().split('\n')[1];
+    const [comment, key] = (await readFile(join(dir, `${name}.pub`), 'utf8')).trim().split('\n');
+    keys[name] = key;
+    keyIds[name] = comment.split(' ').pop();
   }
+  keyIds.demo = (await readFile(DEMO_PUB, 'utf8')).split('\n')[0].split(' ').pop();
   const base = await demoList();
   const v2 = structuredClone(base);
   v2.list.version = 2;
   v2.rules.push({ ...structuredClone(base.rules[0]), id: 'garden-club-test',
                   claim: 'The garden club minutes are forged.', rating: 'false', severity: 'low',
                   match: { patterns: ['\\bgarden club\\b'] }, examples: undefined });
-  // The rotation the publisher signs with the old (demo) key, and a forged one: the
-  // attacker's statement, signed by the attacker's key.
-  const rotation = async (name, secret, next) => {
+  // The rotations the publisher signs with the old key (demo to next, then next to
+  // third), and a forged one: the attacker's statement, signed by the attacker's key.
+  // Each also as factlens rotate writes it under the old key's id, for readers
+  // pinned further back.
+  const rotation = async (name, from, next) => {
     const out = join(dir, `${name}.rotation`);
+    const secret = from === 'demo' ? DEMO_SECRET : join(dir, `${from}.key`);
     await run(FACTLENS, ['rotate', '-s', secret, '-p', join(dir, `${next}.pub`), '--list', 'factlens-demo',
                          '-o', out]);
-    return { text: await readFile(out, 'utf8'), signature: await readFile(`${out}.minisig`, 'utf8') };
+    const keyed = `${out}.${keyIds[from]}`;
+    return { text: await readFile(out, 'utf8'), signature: await readFile(`${out}.minisig`, 'utf8'),
+             keyedText: await readFile(keyed, 'utf8'), keyedSignature: await readFile(`${keyed}.minisig`, 'utf8') };
   };
   files = {
     good: await demoFiles(),
     v2: await signList(dir, 'v2', v2),
     v2next: await signList(join(dir, 'next'), 'v2', v2, join(dir, 'next.key')),
     v2attacker: await signList(join(dir, 'attacker'), 'v2', v2, join(dir, 'attacker.key')),
-    rotation: await rotation('good', DEMO_SECRET, 'next'),
-    forgedRotation: await rotation('forged', join(dir, 'attacker.key'), 'attacker'),
+    v2third: await signList(join(dir, 'third'), 'v2', v2, join(dir, 'third.key')),
+    rotation: await rotation('good', 'demo', 'next'),
+    nextRotation: await rotation('chain', 'next', 'third'),
+    forgedRotation: await rotation('forged', 'attacker', 'attacker'),
   };
   pages = await serveFeed();
   elsewhere = await serve({ '/demo.json': async () => ({ type: 'application/json', body: files.good.text }) });
   const route = (path) => async (req) => reply(path, req);
-  lists = await serve({ '/demo.json': route('/demo.json'), '/demo.json.minisig': route('/demo.json.minisig'),
-                        '/demo.json.rotation': route('/demo.json.rotation'),
-                        '/demo.json.rotation.minisig': route('/demo.json.rotation.minisig') });
+  const served = ['/demo.json', '/demo.json.minisig', '/demo.json.rotation', '/demo.json.rotation.minisig'];
+  for (const name of ['demo', 'next', 'attacker']) {
+    served.push(`/demo.json.rotation.${keyIds[name]}`, `/demo.json.rotation.${keyIds[name]}.minisig`);
+  }
+  lists = await serve(Object.fromEntries(served.map((path) => [path, route(path)])));
   extensions = await packageForTests(dir, `${lists.url}/demo.json`);
 });
 after(async () => {
@@ -249,7 +262,8 @@ for (const browser of BROWSERS) {
       return { '/demo.json': { type: 'application/json', body: list.text },
                '/demo.json.minisig': { type: 'text/plain', body: list.signature },
                '/demo.json.rotation': { type: 'application/json', body: rot.text },
-               '/demo.json.rotation.minisig': { type: 'text/plain', body: rot.signature } }[path];
+               '/demo.json.rotation.minisig': { type: 'text/plain', body: rot.signature } }[path] ??
+        { status: 404 };
     };
     const session = await launch(browser, extensions, dir, 'rotation');
     try {
@@ -277,6 +291,51 @@ for (const browser of BROWSERS) {
       assert.match(sub.error.kind, /^(key|rollback)$/);
       assert.equal(sub.publicKey, keys.next);
       assert.equal(sub.list.version, 2);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test(`${browser}: a reader pinned two keys back follows the chain of rotation statements; a forged link is refused`, async () => {
+    // The publisher moved from the demo key to next, then to third: the latest
+    // statement (next to third) beside the list, and each statement under its old
+    // key's id. A reader still pinned to the demo key walks demo -> next -> third.
+    let links = null;  // null: the demo list as first published
+    reply = (path) => {
+      if (!links) return good(path);
+      const { v2third: list, nextRotation: latest } = files;
+      return { '/demo.json': { type: 'application/json', body: list.text },
+               '/demo.json.minisig': { type: 'text/plain', body: list.signature },
+               '/demo.json.rotation': { type: 'application/json', body: latest.text },
+               '/demo.json.rotation.minisig': { type: 'text/plain', body: latest.signature },
+               ...links }[path] ?? { status: 404 };
+    };
+    const link = (id, statement) => ({
+      [`/demo.json.rotation.${id}`]: { type: 'application/json', body: statement.keyedText },
+      [`/demo.json.rotation.${id}.minisig`]: { type: 'text/plain', body: statement.keyedSignature } });
+    const session = await launch(browser, extensions, dir, 'rotation-chain');
+    try {
+      const settings = await options(session, 'ok');
+      const pinned = (await subscription(settings)).publicKey;
+      const page = await openFeed(session, pages);
+
+      // The link away from next is the attacker's statement: the chain breaks there.
+      links = { ...link(keyIds.demo, files.rotation), ...link(keyIds.next, files.forgedRotation) };
+      let sub = await updateNow(settings);
+      assert.equal(sub.state, 'update-failed');
+      assert.equal(sub.error.kind, 'key');
+      assert.equal(sub.publicKey, pinned, 'the pin did not move');
+      assert.equal(sub.list.version, 1);
+
+      links = { ...link(keyIds.demo, files.rotation), ...link(keyIds.next, files.nextRotation) };
+      sub = await updateNow(settings);
+      assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
+      assert.equal(sub.publicKey, keys.third, 'the last key of the chain is pinned');
+      assert.equal(sub.list.version, 2);
+      assert.deepEqual(sub.keyRotations.map((r) => [r.from, r.to]), [[pinned, keys.third]]);
+      await waitOverlays(page, [...FEED_EXPECTED, ['f2', 'demoted']]);
+      const fetched = lists.log.map((e) => e.url);
+      assert.ok(fetched.includes(`/demo.json.rotation.${keyIds.next}`), 'the chain was walked');
     } finally {
       await session.close();
     }

@@ -90,6 +90,20 @@ test('package-extension: arguments and pinned keys are checked', () => {
   assert.throws(() => keyLine('untrusted comment: x\nnot a key\n', 'k.pub'), /k.pub: not a minisign public key/);
 });
 
+test('rotation statements are found under the old key id as minisign prints it', async () => {
+  const { keyedRotationUrl } = await import('../../extension/subscriptions.js');
+  const [comment, key] = readFileSync(new URL('../../rules/keys/demo.pub', import.meta.url), 'utf8')
+    .trim().split('\n');
+  const id = comment.split(' ').pop();  // "untrusted comment: minisign public key <ID>"
+  assert.match(id, /^[0-9A-F]{16}$/);
+  assert.equal(keyedRotationUrl('https://lists.example/demo.json', key),
+               `https://lists.example/demo.json.rotation.${id}`);
+  // Not a minisign public key: nowhere to look.
+  assert.equal(keyedRotationUrl('https://lists.example/demo.json', 'not a key'), null);
+  assert.equal(keyedRotationUrl('https://lists.example/demo.json', 'A'.repeat(56)), null);
+  assert.equal(keyedRotationUrl('https://lists.example/demo.json', `${key}x`), null);
+});
+
 test('the options page lists the sites the content script knows', async () => {
   // adapters.js is a classic content script; its list is read from the source text.
   const source = readFileSync(new URL('../../extension/content/adapters.js', import.meta.url), 'utf8');

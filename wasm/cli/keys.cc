@@ -58,7 +58,10 @@ const char kRotateHelp[] =
     "lists)\n"
     "from the old key to the new one, and signs it with the old key into\n"
     "STATEMENT.minisig. Readers who pinned the old key accept lists signed by the new\n"
-    "key when the statement comes with them (rules/FORMAT.md, \"Key rotation\").\n";
+    "key when the statement comes with them (rules/FORMAT.md, \"Key rotation\").\n"
+    "The same statement and signature are also written to STATEMENT.<OLD KEY ID> and\n"
+    "its .minisig: publish every rotation's keyed copy beside the list (the latest\n"
+    "also as STATEMENT), so readers pinned several keys back follow the chain.\n";
 
 // Reads a password from the terminal without echo. Returns false if there is no
 // terminal: no command ever waits on a pipe for a password.
@@ -438,13 +441,19 @@ int Rotate(const Args& args) {
       old_secret, statement, SignatureAlgorithm::kPrehashed,
       "factlens key rotation\tlist:" + list_id + "\tnew_key:" + KeyIdHex(new_key.key_id),
       "signature from minisign secret key", &signature);
+  // The statement under its own name too, STATEMENT.<old key id>: readers pinned to
+  // an older key walk these from their pin, one rotation at a time.
+  const std::string keyed = out + "." + KeyIdHex(old_secret.key_id);
+  const std::string signature_text = FormatSignature(signature);
   if (!s.ok() || !WriteFileAtomic(out, statement, 0644, &error) ||
-      !WriteFileAtomic(out + ".minisig", FormatSignature(signature), 0644, &error)) {
+      !WriteFileAtomic(out + ".minisig", signature_text, 0644, &error) ||
+      !WriteFileAtomic(keyed, statement, 0644, &error) ||
+      !WriteFileAtomic(keyed + ".minisig", signature_text, 0644, &error)) {
     std::cerr << (s.ok() ? error : s.message()) << "\n";
     return kExitUsage;
   }
-  std::cout << "Key rotation statement written to " << out << " and signed into " << out
-            << ".minisig\n";
+  std::cout << "Key rotation statement written to " << out << " and " << keyed
+            << ", each signed into .minisig beside it\n";
   return kExitOk;
 }
 
