@@ -19,6 +19,19 @@ TEST_CASE("hash: the seed is drawn once and the hash depends on every byte", "[h
   CHECK(TextHash("vaccine", 1) != TextHash("vaccine", 2));
 }
 
+TEST_CASE("hash: SameText compares every byte, at every length", "[hash]") {
+  for (size_t n = 0; n <= 20; ++n) {
+    const std::string a(n, 'x');
+    CHECK(SameText(a, std::string(n, 'x')));
+    CHECK_FALSE(SameText(a, std::string(n + 1, 'x')));
+    for (size_t i = 0; i < n; ++i) {
+      std::string b = a;
+      b[i] = 'y';
+      CHECK_FALSE(SameText(a, b));
+    }
+  }
+}
+
 TEST_CASE("hash: words aimed at one table slot under one seed spread under another",
           "[hash]") {
   // What a page could do with a fixed hash: find words that all fall in one slot

@@ -218,7 +218,7 @@ class PostWords {
   // (factlens/hash.h): the words are the page's.
   size_t SlotOf(std::string_view word) const {
     for (size_t i = TextHash(word, seed_) & mask_;; i = (i + 1) & mask_) {
-      if (first_[i] == kNoWord || Word(first_[i]) == word) return i;
+      if (first_[i] == kNoWord || SameText(Word(first_[i]), word)) return i;
     }
   }
 

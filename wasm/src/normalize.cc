@@ -578,20 +578,18 @@ class Normalizer {
   }
 
   // Emits in_[b, e), ASCII letters only, lower-cased: what Emit would, a letter at
-  // a time, but sized once (a push_back per byte was a call per byte in wasm).
+  // a time, but copied at once (std::string's push_back is a call per byte in wasm,
+  // and resize a memset); the offsets go into capacity reserved for the post.
   void EmitAsciiLetters(size_t b, size_t e) {
     std::string& text = out_->text;
     const size_t at = text.size();
-    text.resize(at + (e - b));
-    for (size_t k = b; k < e; ++k) text[at + (k - b)] = static_cast<char>(in_[k] | 0x20);
+    text.append(in_.data() + b, e - b);
+    for (size_t k = at; k < text.size(); ++k) text[k] = static_cast<char>(text[k] | 0x20);
     if (kOrigin) {
       std::vector<ByteRange>& origin = out_->origin;
-      const size_t from = origin.size();
-      origin.resize(from + (e - b));
-      for (size_t k = b; k < e; ++k) {
-        origin[from + (k - b)] =
-            ByteRange{static_cast<uint32_t>(k), static_cast<uint32_t>(k + 1)};
-      }
+      for (size_t k = b; k < e; ++k)
+        origin.push_back(
+            ByteRange{static_cast<uint32_t>(k), static_cast<uint32_t>(k + 1)});
     }
     last_end_ = static_cast<uint32_t>(e);
   }

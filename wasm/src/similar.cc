@@ -602,8 +602,8 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
     if (c.text_size == kNone) break;  // not cached: it goes here
     if (c.key == key && c.head == head && c.text_size == word.size() &&
         (word.size() <= 8 ||
-         std::string_view(cache_text).substr(c.text_begin + 8, c.text_size - 8) ==
-             word.substr(8))) {
+         SameText(std::string_view(cache_text).substr(c.text_begin + 8, c.text_size - 8),
+                  word.substr(8)))) {
       return c;
     }
   }
