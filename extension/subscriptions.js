@@ -54,8 +54,8 @@ export const signatureUrl = (url) => `${url}.minisig`;
 /** Returns the URL of the key rotation statement published beside a list. */
 export const rotationUrl = (url) => `${url}.rotation`;
 /** Returns the URL of the statement moving a list away from `key` (a base64 minisign
- *  public key), `<list>.rotation.<key id>` with the id as minisign prints it; null if
- *  `key` is not a minisign public key. */
+ *  public key), `<list>.rotation.<key id>` with the id in 16 upper-case hex digits;
+ *  null if `key` is not a minisign public key. */
 export const keyedRotationUrl = (url, key) => {
   const id = keyId(key);
   return id && `${rotationUrl(url)}.${id}`;
@@ -64,7 +64,8 @@ export const keyedRotationUrl = (url, key) => {
 export const MAX_ROTATIONS = 8;
 
 // Returns the key id of a base64 minisign public key ("Ed", 8 id bytes, 32 key
-// bytes) as minisign prints it: the little-endian id in upper-case hex; or null.
+// bytes) as factlens's key files print it: the little-endian id in 16 upper-case hex
+// digits (minisign drops leading zeros); or null.
 function keyId(key) {
   if (typeof key !== 'string' || !/^[A-Za-z0-9+/]{56}$/.test(key)) return null;
   const bytes = atob(key);

@@ -84,10 +84,12 @@ ok "$FACTLENS" rotate -s f.key -p new.pub --list factlens-demo -o rotation.json
 minisign -Vm rotation.json -p f.pub >/dev/null 2>&1 || fail "minisign -V of the rotation statement"
 ok "$FACTLENS" verify -p f.pub -m list.json -x new.minisig --rotation rotation.json
 grep -q "Key rotated: pin the new key $(tail -1 new.pub)" out.txt || fail "rotation output: $(cat out.txt)"
-# Each statement is also written under its old key's id, as minisign prints the id,
-# for readers pinned further back: rotate from minisign's own key, find the copy.
+# Each statement is also written under its old key's id (16 hex digits; minisign
+# prints the id without leading zeros), for readers pinned further back: rotate from
+# minisign's own key, find the copy by the id minisign printed.
 ok "$FACTLENS" rotate -s m.key -p new.pub --list factlens-demo -o m-rotation.json
 m_id=$(sed -n '1s/.* //p' m.pub)
+while [ ${#m_id} -lt 16 ]; do m_id="0$m_id"; done
 cmp -s m-rotation.json "m-rotation.json.$m_id" || fail "no m-rotation.json.$m_id beside m-rotation.json"
 minisign -Vm "m-rotation.json.$m_id" -p m.pub >/dev/null 2>&1 || fail "minisign -V of the keyed statement"
 ok "$FACTLENS" rotate -s new.key -p f.pub --list other-list -o wrong-rotation.json

@@ -33,7 +33,7 @@ let extensions;
 let reply;  // (path) => the list server's reply for /demo.json and friends
 let files;
 const keys = {};
-const keyIds = {};  // as minisign prints them, from the public key files
+const keyIds = {};  // 16 hex digits, from the (factlens) public key files
 
 const good = (path) => {
   const f = files.good;

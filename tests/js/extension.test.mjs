@@ -90,7 +90,7 @@ test('package-extension: arguments and pinned keys are checked', () => {
   assert.throws(() => keyLine('untrusted comment: x\nnot a key\n', 'k.pub'), /k.pub: not a minisign public key/);
 });
 
-test('rotation statements are found under the old key id as minisign prints it', async () => {
+test('rotation statements are found under the old key id, 16 upper-case hex digits', async () => {
   const { keyedRotationUrl } = await import('../../extension/subscriptions.js');
   const [comment, key] = readFileSync(new URL('../../rules/keys/demo.pub', import.meta.url), 'utf8')
     .trim().split('\n');
