@@ -285,11 +285,6 @@ class IdMap64 {
     }
     return keys;
   }
-  void Clear() {
-    slots_.clear();
-    size_ = 0;
-    mask_ = 0;
-  }
 
  private:
   // 12 bytes, not 16: the key in two halves keeps the slot 4-byte aligned.
@@ -421,8 +416,8 @@ struct SimilarIndex::Impl {
   // anyway, and an idf per term and field would be megabytes and a cache miss more.
   std::vector<double> idf_by_df;
 
-  // A claim. The fields the re-ranker's bound reads for every candidate come first
-  // (one cache line), its words are one run in doc_words.
+  // A claim. The fields the re-ranker's bound reads for every candidate come first,
+  // its words are one run in doc_words.
   struct Doc {
     uint32_t rule_index;
     int stemmer;
@@ -433,7 +428,6 @@ struct SimilarIndex::Impl {
     // features sum them, so the sums are the same doubles.
     double claim_idf = 0, title_idf = 0;
     double char_norm = 0;
-    uint32_t char_grams = 0;  // terms[kCharField].size()
     // Sorted (term id, frequency) per field: the claim's words over all phrasings,
     // the title's words, the word bigrams and the character grams.
     std::vector<TermFreq> terms[kFieldCount];
@@ -478,7 +472,6 @@ struct SimilarIndex::Impl {
     for (int f : {kClaimField, kTitleField}) {
       for (const TermFreq& t : doc->terms[f]) doc_words.push_back(t.first);
     }
-    doc->char_grams = static_cast<uint32_t>(doc->terms[kCharField].size());
   }
 
   // What Search needs of one distinct normalised word, remembered between posts:
@@ -565,6 +558,10 @@ struct SimilarIndex::Impl {
   // Returns the cached terms of `word`, computing them on first sight. The result
   // is valid until the next Lookup; TrimCache must come first.
   const CachedWord& Lookup(std::string_view word);
+  // Doubles the cache table, each entry to its slot in the larger one: the table is
+  // kept at most half full, even past kWordCacheSize while one post brings more
+  // (Search keeps copies of entries, not references).
+  void GrowCache();
   // Empties the cache if fewer than `room` entries are left: called once per post,
   // before its lookups, so no entry a post refers to goes away under it.
   void TrimCache(size_t room);
@@ -583,18 +580,7 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
   uint64_t head = 0;
   for (size_t i = 0; i < word.size() && i < 8; ++i)
     head |= uint64_t{static_cast<uint8_t>(word[i])} << (8 * i);
-  // At most half full: doubled as words come, even past kWordCacheSize while
-  // one post brings more (the caller keeps copies of entries, not references).
-  if (2 * (cache_count + 1) > cache.size()) {
-    std::vector<CachedWord> slots(2 * cache.size());
-    for (const CachedWord& c : cache) {
-      if (c.text_size == kNone) continue;
-      size_t at = static_cast<size_t>(c.key) & (slots.size() - 1);
-      while (slots[at].text_size != kNone) at = (at + 1) & (slots.size() - 1);
-      slots[at] = c;
-    }
-    cache.swap(slots);
-  }
+  if (2 * (cache_count + 1) > cache.size()) GrowCache();
   const size_t mask = cache.size() - 1;
   size_t at = static_cast<size_t>(key) & mask;
   for (;; at = (at + 1) & mask) {
@@ -636,6 +622,17 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
     }
   }
   return c;
+}
+
+void SimilarIndex::Impl::GrowCache() {
+  std::vector<CachedWord> slots(2 * cache.size());
+  for (const CachedWord& c : cache) {
+    if (c.text_size == kNone) continue;
+    size_t at = static_cast<size_t>(c.key) & (slots.size() - 1);
+    while (slots[at].text_size != kNone) at = (at + 1) & (slots.size() - 1);
+    slots[at] = c;
+  }
+  cache.swap(slots);
 }
 
 void SimilarIndex::Impl::TrimCache(size_t room) {
@@ -1288,7 +1285,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       const Impl::Doc& doc = x.docs[c.doc];
       most[kClaimField] = std::max(most[kClaimField], doc.terms[kClaimField].size());
       most[kTitleField] = std::max(most[kTitleField], doc.terms[kTitleField].size());
-      most[kCharField] = std::max<size_t>(most[kCharField], doc.char_grams);
+      most[kCharField] = std::max(most[kCharField], doc.terms[kCharField].size());
     }
     // (A field that is off has no weights: its sums are 0.)
     prefix_sums(x.post_weight[kClaimField], most[kClaimField], &x.top_claim);
@@ -1307,7 +1304,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       const size_t title_count = doc.terms[kTitleField].size();
       const double cosine =
           char_norm > 0 && doc.char_norm > 0
-              ? share(std::sqrt(top(x.top_char_sq, doc.char_grams)), char_norm)
+              ? share(std::sqrt(top(x.top_char_sq, doc.terms[kCharField].size())),
+                      char_norm)
               : 0;
       const double claim_bm25 =
           share(top(x.top_claim, claim_count), field_max[kClaimField]);

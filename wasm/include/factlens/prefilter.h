@@ -88,7 +88,7 @@ class Prefilter {
   void FillRootRow();
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
-  // string: Build sorts 12-byte records, not strings.
+  // string: Build sorts small records, not strings.
   struct Pending {
     // The atom's first 8 bytes, big-endian, zero-padded: sorting compares these
     // integers, and the text (a cache miss and a memcmp each) only on a tie.
