@@ -105,6 +105,28 @@ async function phase({ phase: name, listPath, blobPath, postsPath }) {
   return { loadCompiled, memAfterCompiled, cold, warm, matched, memEnd: engine.memoryStats() };
 }
 
+// Runs the wasm phases for one list (`name`, its JSON text), each in a worker of its
+// own so that each starts from a fresh module (wasm memory only grows: a shared
+// module would carry the previous phase's peak; memory = the wasm memory's size, i.e.
+// its peak): load from text and export, then restore the compiled form and check the
+// posts twice. Returns the list's path, both phases' results, the throughputs and the
+// sorted per-post times of each pass.
+async function wasmPhases(dir, name, listText, postsPath, bytes) {
+  const listPath = join(dir, `${name}.json`);
+  writeFileSync(listPath, listText);
+  const text = await inWorker({ phase: 'text', listPath });
+  const blobPath = join(dir, `${name}.flcl`);
+  writeFileSync(blobPath, text.blob);
+  const run = await inWorker({ phase: 'compiled', blobPath, postsPath });
+  return {
+    listPath, text, run,
+    mbps: bytes / 1e6 / (run.cold.checkMs / 1e3),
+    warmMbps: bytes / 1e6 / (run.warm.checkMs / 1e3),
+    times: run.cold.times.sort((a, b) => a - b),
+    warmTimes: run.warm.times.sort((a, b) => a - b),
+  };
+}
+
 // The main thread: generate each workload, run the phases, print the figures.
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'factlens-bench-'));
@@ -116,43 +138,24 @@ async function main() {
     for (const size of SIZES) {
       const w = generateWorkload({ seed: SEED, ruleCount: size });
       const bytes = w.posts.reduce((n, p) => n + Buffer.byteLength(p), 0);
-      const listPath = join(dir, `list-${size}.json`);
       const postsPath = join(dir, 'posts.jsonl');
-      writeFileSync(listPath, w.listText);
       writeFileSync(postsPath, w.posts.map((text) => JSON.stringify({ text })).join('\n'));
 
-      // wasm: each phase in a worker of its own, so that each starts from a fresh
-      // module (wasm memory only grows: a shared module would carry the previous
-      // phase's peak). Memory = the wasm memory's size, i.e. its peak.
-      const text = await inWorker({ phase: 'text', listPath });
-      const blobPath = join(dir, `list-${size}.flcl`);
-      writeFileSync(blobPath, text.blob);
-      const restoredRun = await inWorker({ phase: 'compiled', blobPath, postsPath });
-      const { loadText, exportMs, memAfterText } = text;
-      const blob = text.blob;
-      const { loadCompiled, memAfterCompiled, memEnd, matched } = restoredRun;
-      const times = restoredRun.cold.times.sort((a, b) => a - b);
-      const warmTimes = restoredRun.warm.times.sort((a, b) => a - b);
-      const wasmMbps = bytes / 1e6 / (restoredRun.cold.checkMs / 1e3);
-      const warmMbps = bytes / 1e6 / (restoredRun.warm.checkMs / 1e3);
+      // wasm
+      const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes);
+      const { loadText, exportMs, memAfterText, blob } = full.text;
+      const { loadCompiled, memAfterCompiled, memEnd, matched } = full.run;
+      const { times, warmTimes, mbps: wasmMbps, warmMbps } = full;
 
       // native
-      const native = JSON.parse(execFileSync(cli, ['bench', '--list', listPath, '--posts', postsPath],
+      const native = JSON.parse(execFileSync(cli, ['bench', '--list', full.listPath, '--posts', postsPath],
         { encoding: 'utf8', maxBuffer: 1 << 24 }));
 
       // The same list without its similarity rules (match.similar dropped; a rule left
       // with no matcher dropped): what the naive loop's workload has, and what the
       // similarity search costs a post.
       const plainList = withoutSimilarity(w.list);
-      const plainPath = join(dir, `list-${size}-plain.json`);
-      writeFileSync(plainPath, JSON.stringify(plainList));
-      const plainText = await inWorker({ phase: 'text', listPath: plainPath });
-      const plainBlobPath = join(dir, `list-${size}-plain.flcl`);
-      writeFileSync(plainBlobPath, plainText.blob);
-      const plain = await inWorker({ phase: 'compiled', blobPath: plainBlobPath, postsPath });
-      const plainMbps = bytes / 1e6 / (plain.cold.checkMs / 1e3);
-      const plainWarmMbps = bytes / 1e6 / (plain.warm.checkMs / 1e3);
-      const plainWarm = plain.warm.times.sort((a, b) => a - b);
+      const plain = await wasmPhases(dir, `list-${size}-plain`, JSON.stringify(plainList), postsPath, bytes);
 
       // naive JS; sampled at large sizes, extrapolated to all posts.
       const sample = size >= 100000 ? 40 : size >= 10000 ? 200 : w.posts.length;
@@ -179,10 +182,11 @@ async function main() {
         `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh module after load from compiled ` +
         `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
         `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
-      console.log(`  without similarity   wasm ${fmt(plainMbps)} MB/s (warm ${fmt(plainWarmMbps)} MB/s, ` +
-        `median ${fmt(quantile(plainWarm, 0.5) * 1000)} us, p99 ${fmt(quantile(plainWarm, 0.99) * 1000)} us); ` +
-        `vs naive JS ${fmt(plainMbps / naiveMbps, 0)}x faster (${plainList.rules.length} rules, ` +
-        `${plain.matched} posts matched)`);
+      console.log(`  without similarity   wasm ${fmt(plain.mbps)} MB/s (warm ${fmt(plain.warmMbps)} MB/s, ` +
+        `median ${fmt(quantile(plain.warmTimes, 0.5) * 1000)} us, ` +
+        `p99 ${fmt(quantile(plain.warmTimes, 0.99) * 1000)} us); ` +
+        `vs naive JS ${fmt(plain.mbps / naiveMbps, 0)}x faster (${plainList.rules.length} rules, ` +
+        `${plain.run.matched} posts matched)`);
       console.log(`  ratios               wasm/native throughput ${fmt(wasmMbps / native.mbPerS, 2)}x ` +
         `(warm ${fmt(warmMbps / native.warm.mbPerS, 2)}x); ` +
         `wasm vs naive JS ${fmt(wasmMbps / naiveMbps, 0)}x faster` +

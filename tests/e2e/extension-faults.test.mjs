@@ -100,6 +100,31 @@ after(async () => {
 
 const downloads = () => lists.log.filter((e) => e.url === '/demo.json').length;
 
+// The list server publishing `list` (text and signature) with the `latest` rotation
+// statement beside it, and the `more` paths; anything else is 404.
+const publishing = (list, latest, more = {}) => (path) => ({
+  '/demo.json': { type: 'application/json', body: list.text },
+  '/demo.json.minisig': { type: 'text/plain', body: list.signature },
+  '/demo.json.rotation': { type: 'application/json', body: latest.text },
+  '/demo.json.rotation.minisig': { type: 'text/plain', body: latest.signature },
+  ...more }[path] ?? { status: 404 });
+
+// A download refused with kind `key`: the pin and the list (version 1) stay.
+function assertKeyRefused(sub, pinned) {
+  assert.equal(sub.state, 'update-failed');
+  assert.equal(sub.error.kind, 'key');
+  assert.equal(sub.publicKey, pinned, 'the pin did not move');
+  assert.equal(sub.list.version, 1);
+}
+
+// A download accepted through rotation from `pinned` to `key`, now pinned: version 2.
+function assertRotated(sub, pinned, key, message) {
+  assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
+  assert.equal(sub.publicKey, key, message);
+  assert.equal(sub.list.version, 2);
+  assert.deepEqual(sub.keyRotations.map((r) => [r.from, r.to]), [[pinned, key]]);
+}
+
 // Forces an update from the options page; returns the subscription's state after it.
 async function updateNow(settings) {
   const answer = await ask(settings, { type: 'update' });
@@ -257,13 +282,8 @@ for (const browser of BROWSERS) {
     let serving = 'good';
     reply = (path) => {
       if (serving === 'good') return good(path);
-      const [list, rot] = serving === 'forged' ? [files.v2attacker, files.forgedRotation]
-        : [files.v2next, files.rotation];
-      return { '/demo.json': { type: 'application/json', body: list.text },
-               '/demo.json.minisig': { type: 'text/plain', body: list.signature },
-               '/demo.json.rotation': { type: 'application/json', body: rot.text },
-               '/demo.json.rotation.minisig': { type: 'text/plain', body: rot.signature } }[path] ??
-        { status: 404 };
+      return serving === 'forged' ? publishing(files.v2attacker, files.forgedRotation)(path)
+        : publishing(files.v2next, files.rotation)(path);
     };
     const session = await launch(browser, extensions, dir, 'rotation');
     try {
@@ -273,17 +293,11 @@ for (const browser of BROWSERS) {
 
       serving = 'forged';
       let sub = await updateNow(settings);
-      assert.equal(sub.state, 'update-failed');
-      assert.equal(sub.error.kind, 'key');
-      assert.equal(sub.publicKey, pinned, 'the pin did not move');
-      assert.equal(sub.list.version, 1);
+      assertKeyRefused(sub, pinned);
 
       serving = 'rotated';
       sub = await updateNow(settings);
-      assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
-      assert.equal(sub.publicKey, keys.next, 'the new key is pinned');
-      assert.equal(sub.list.version, 2);
-      assert.deepEqual(sub.keyRotations.map((r) => [r.from, r.to]), [[pinned, keys.next]]);
+      assertRotated(sub, pinned, keys.next, 'the new key is pinned');
       await waitOverlays(page, [...FEED_EXPECTED, ['f2', 'demoted']]);
       // From now on the new key alone: the old key's own list is refused.
       serving = 'good';
@@ -301,15 +315,8 @@ for (const browser of BROWSERS) {
     // statement (next to third) beside the list, and each statement under its old
     // key's id. A reader still pinned to the demo key walks demo -> next -> third.
     let links = null;  // null: the demo list as first published
-    reply = (path) => {
-      if (!links) return good(path);
-      const { v2third: list, nextRotation: latest } = files;
-      return { '/demo.json': { type: 'application/json', body: list.text },
-               '/demo.json.minisig': { type: 'text/plain', body: list.signature },
-               '/demo.json.rotation': { type: 'application/json', body: latest.text },
-               '/demo.json.rotation.minisig': { type: 'text/plain', body: latest.signature },
-               ...links }[path] ?? { status: 404 };
-    };
+    reply = (path) => (links ? publishing(files.v2third, files.nextRotation, links)(path)
+      : good(path));
     const link = (id, statement) => ({
       [`/demo.json.rotation.${id}`]: { type: 'application/json', body: statement.keyedText },
       [`/demo.json.rotation.${id}.minisig`]: { type: 'text/plain', body: statement.keyedSignature } });
@@ -322,17 +329,11 @@ for (const browser of BROWSERS) {
       // The link away from next is the attacker's statement: the chain breaks there.
       links = { ...link(keyIds.demo, files.rotation), ...link(keyIds.next, files.forgedRotation) };
       let sub = await updateNow(settings);
-      assert.equal(sub.state, 'update-failed');
-      assert.equal(sub.error.kind, 'key');
-      assert.equal(sub.publicKey, pinned, 'the pin did not move');
-      assert.equal(sub.list.version, 1);
+      assertKeyRefused(sub, pinned);
 
       links = { ...link(keyIds.demo, files.rotation), ...link(keyIds.next, files.nextRotation) };
       sub = await updateNow(settings);
-      assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
-      assert.equal(sub.publicKey, keys.third, 'the last key of the chain is pinned');
-      assert.equal(sub.list.version, 2);
-      assert.deepEqual(sub.keyRotations.map((r) => [r.from, r.to]), [[pinned, keys.third]]);
+      assertRotated(sub, pinned, keys.third, 'the last key of the chain is pinned');
       await waitOverlays(page, [...FEED_EXPECTED, ['f2', 'demoted']]);
       const fetched = lists.log.map((e) => e.url);
       assert.ok(fetched.includes(`/demo.json.rotation.${keyIds.next}`), 'the chain was walked');
