@@ -378,6 +378,8 @@ inline void Unmark(std::vector<uint64_t>* bits, uint32_t id) {
 constexpr size_t kPostingBudget = 1 << 11;
 // Candidates scored exactly (all fields, from the claim's side) per re-ranked one.
 constexpr size_t kExactPerCandidate = 2;
+// Bits per bigram in the filter that spares Search most bigram lookups.
+constexpr size_t kBigramFilterBits = 16;
 // Distinct words whose terms Search remembers between posts (then it starts over).
 constexpr size_t kWordCacheSize = 1 << 15;
 
@@ -407,6 +409,19 @@ struct SimilarIndex::Impl {
 
   // Stems (by HashBytes of the stem), word bigrams and character grams.
   IdMap64 words, bigrams, chars;
+  // A Bloom filter over the bigrams' keys, one hash, kBigramFilterBits bits per
+  // bigram (about 6% false positives). Most of a post's word pairs are in no
+  // claim; the filter (a few hundred KB at 10k rules, in cache) says so without a
+  // lookup in the bigram dictionary, a cache miss each (derived: Finish).
+  std::vector<uint64_t> bigram_filter;
+  int bigram_filter_shift = 58;  // 64 - log2(the filter's bits)
+  uint32_t BigramFilterBit(uint64_t key) const {
+    return static_cast<uint32_t>((key * 0x9E3779B97F4A7C15ull) >> bigram_filter_shift);
+  }
+  // Returns the id of the bigram `key`, or kNone.
+  uint32_t FindBigram(uint64_t key) const {
+    return Marked(bigram_filter, BigramFilterBit(key)) ? bigrams.Find(key) : kNone;
+  }
   PostingLists postings[kFieldCount];  // claim and title postings use word ids
   // Per field and document, BM25's length normalisation k1 * (1 - b + b * len / avg).
   std::vector<float> doc_norm[kFieldCount];
@@ -477,19 +492,23 @@ struct SimilarIndex::Impl {
   // What Search needs of one distinct normalised word, remembered between posts:
   // whether it counts (not a stop word or URL), then per language of the list its
   // stem's id (kNone if unknown) and key, and the ids of its known character grams.
-  // The cache is one open-addressing table of these (at most half full), so a
-  // word found costs one slot's cache line: its hash, and its first 8 bytes to
-  // compare (a longer word's rest is compared in cache_text).
-  struct CachedWord {
-    uint64_t key = 0;            // TextHash(word, cache_seed)
-    uint64_t head = 0;           // its first 8 bytes, zero-padded
-    uint32_t text_begin = 0;     // in cache_text
-    uint32_t text_size = kNone;  // kNone: an empty slot
-    uint32_t stems_begin = 0;    // in cache_stem_ids / cache_stem_keys
-    uint32_t grams_begin = 0;    // in cache_grams
-    uint32_t grams_size = 0;
-    bool content = false;
+  // The cache is one open-addressing table of these (at most half full). A slot is
+  // 32 bytes, aligned, so a word found costs exactly one cache line: its hash, and
+  // its first 8 bytes to compare (a longer word's rest is compared in cache_text).
+  // (At 40 bytes, half the slots straddled two lines, and a post's lookups were a
+  // sixth of its search.)
+  struct alignas(32) CachedWord {
+    uint64_t key = 0;              // TextHash(word, cache_seed)
+    uint64_t head = 0;             // its first 8 bytes, zero-padded
+    uint32_t text_begin = 0;       // in cache_text
+    uint32_t text_size = kNone;    // kNone: an empty slot
+    uint32_t stems_begin = kNone;  // in cache_stem_ids / cache_stem_keys; kNone: not
+                                   // a content word
+    // In cache_grams: the number of the word's known grams, then their ids.
+    uint32_t grams_begin = 0;
+    bool content() const { return stems_begin != kNone; }
   };
+  static_assert(sizeof(CachedWord) == 32, "a cache slot is half a cache line");
   std::vector<CachedWord> cache;  // at most half full
   size_t cache_count = 0;         // words in the cache
   const uint64_t cache_seed = TextHashSeed();
@@ -600,11 +619,10 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
   c.text_begin = static_cast<uint32_t>(cache_text.size());
   c.text_size = static_cast<uint32_t>(word.size());
   cache_text += word;
-  c.content = IsContent(word);
-  c.stems_begin = static_cast<uint32_t>(cache_stem_ids.size());
+  c.stems_begin = IsContent(word) ? static_cast<uint32_t>(cache_stem_ids.size()) : kNone;
   c.grams_begin = static_cast<uint32_t>(cache_grams.size());
-  c.grams_size = 0;
-  if (c.content) {
+  cache_grams.push_back(0);
+  if (c.content()) {
     const std::string w(word);
     for (int s : stemmers) {
       const uint64_t stem_key = HashBytes(Stem(s, w));
@@ -618,7 +636,8 @@ const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_vie
         const uint32_t id = chars.Find(g);
         if (id != kNone) cache_grams.push_back(id);
       }
-      c.grams_size = static_cast<uint32_t>(cache_grams.size() - c.grams_begin);
+      cache_grams[c.grams_begin] =
+          static_cast<uint32_t>(cache_grams.size() - c.grams_begin - 1);
     }
   }
   return c;
@@ -836,6 +855,14 @@ void SimilarIndex::Impl::Finish() {
   x.word_qtf.assign(x.words.size(), 0);
   x.bigram_present.assign(x.bigrams.size() / 64 + 1, 0);
   x.bigram_qtf.assign(x.bigrams.size(), 0);
+  size_t filter_bits = 64;
+  x.bigram_filter_shift = 58;
+  while (filter_bits < kBigramFilterBits * x.bigrams.size()) {
+    filter_bits *= 2;
+    --x.bigram_filter_shift;
+  }
+  x.bigram_filter.assign(filter_bits / 64, 0);
+  for (uint64_t key : x.bigrams.Keys()) Mark(&x.bigram_filter, x.BigramFilterBit(key));
   x.char_present.assign(x.chars.size() / 64 + 1, 0);
   x.char_qtf.assign(x.chars.size(), 0);
   x.char_weight.assign(x.chars.size(), 0);
@@ -1021,17 +1048,17 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   }
   x.unknown_stems.clear();
   x.TrimCache(post.words.size());
-  // The post's content words in order, by where their cached terms are (12 bytes
-  // each, not the 40 of a cache entry: a post may have 300k words).
+  // The post's content words in order, by where their cached terms are (8 bytes
+  // each, not the 32 of a cache entry: a post may have 300k words).
   struct ContentWord {
-    uint32_t stems_begin, grams_begin, grams_size;
+    uint32_t stems_begin, grams_begin;
   };
   std::vector<ContentWord> content;
   content.reserve(post.words.size());
   for (const ByteRange& r : post.words) {
     const Impl::CachedWord& c =
         x.Lookup(std::string_view(post.text).substr(r.begin, r.end - r.begin));
-    if (c.content) content.push_back({c.stems_begin, c.grams_begin, c.grams_size});
+    if (c.content()) content.push_back({c.stems_begin, c.grams_begin});
   }
   double post_word_weight = 0;
   const size_t stemmer_count = x.stemmers.size();
@@ -1056,7 +1083,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
         }
       }
       if (x.options.word_bigrams && previous != kNone && id != kNone) {
-        const uint32_t b = x.bigrams.Find(BigramKey(previous, id));
+        const uint32_t b = x.FindBigram(BigramKey(previous, id));
         if (b != kNone) {
           if (!Marked(x.bigram_present, b)) {
             Mark(&x.bigram_present, b);
@@ -1070,8 +1097,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     }
   }
   for (const ContentWord& c : content) {
-    for (uint32_t i = 0; i < c.grams_size; ++i) {
-      const uint32_t g = x.cache_grams[c.grams_begin + i];
+    const uint32_t* grams = &x.cache_grams[c.grams_begin];
+    for (uint32_t i = 1; i <= grams[0]; ++i) {
+      const uint32_t g = grams[i];
       if (!Marked(x.char_present, g)) {
         Mark(&x.char_present, g);
         x.char_qtf[g] = 0;
@@ -1150,8 +1178,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     const double scale = kFieldWeight[ft.field] / field_max[ft.field];
     for (uint32_t id : *ft.ids) {
       if (!scored(ft.field, id)) continue;
-      size_t df = p.df(id), bits = 0;
-      while (df >>= 1) ++bits;
+      // floor(log2(df)); df > 0, as the term is scored.
+      const int bits = 63 - __builtin_clzll(static_cast<unsigned long long>(p.df(id)));
       by_rarity[bits].push_back(
           {ft.field, p.begin[id], p.begin[id + 1], scale * x.term_weight[ft.field][id]});
     }
@@ -1199,8 +1227,13 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   }
   const size_t rerank = std::max(k, kCandidates);
   size_t keep = std::min(candidates.size(), kExactPerCandidate * rerank);
-  std::partial_sort(candidates.begin(), candidates.begin() + keep, candidates.end(),
-                    by_first);
+  // (Selecting, then sorting the few selected: partial_sort's heap over a long
+  // post's thousand candidates cost more. by_first is a total order, rule indices
+  // being distinct, so both keep the same candidates in the same order.)
+  if (keep < candidates.size())
+    std::nth_element(candidates.begin(), candidates.begin() + keep, candidates.end(),
+                     by_first);
+  std::sort(candidates.begin(), candidates.begin() + keep, by_first);
   candidates.resize(keep);
 
   // The re-ranker's word features (1-4, 9, 10): how much of the claim, of its
