@@ -423,8 +423,19 @@ struct SimilarIndex::Impl {
     return Marked(bigram_filter, BigramFilterBit(key)) ? bigrams.Find(key) : kNone;
   }
   PostingLists postings[kFieldCount];  // claim and title postings use word ids
-  // Per field and document, BM25's length normalisation k1 * (1 - b + b * len / avg).
-  std::vector<float> doc_norm[kFieldCount];
+  // Per document, what the postings walk reads and writes, in one aligned 32-byte
+  // record: a posting costs one cache line, where an array each cost two. BM25's
+  // length normalisation per field, k1 * (1 - b + b * len / avg), and the rule
+  // (derived: Finish); the first-stage score from the postings walk, valid where
+  // stamp is the current post's (scratch for Search).
+  struct alignas(32) DocState {
+    float norm[kFieldCount] = {};
+    uint32_t rule = 0;
+    uint32_t stamp = 0;
+    float score = 0;
+  };
+  static_assert(sizeof(DocState) == 32, "a document's state is half a cache line");
+  std::vector<DocState> doc_state;
   // BM25's idf by document frequency (IdfOf; a log per lookup would dominate
   // Search's time). A term's idf depends on its df alone, so one table of
   // docs + 1 entries serves every field: Search reads the term's postings bounds
@@ -517,14 +528,7 @@ struct SimilarIndex::Impl {
   std::vector<uint64_t> cache_stem_keys;
 
   // Scratch for Search (not thread-safe, as documented).
-  uint32_t stamp = 0;
-  // Per document, its first-stage score from the postings walk; valid where stamp
-  // is the current post's (the two together: one cache line per posting).
-  struct DocPartial {
-    uint32_t stamp = 0;
-    float score = 0;
-  };
-  std::vector<DocPartial> doc_partial;
+  uint32_t stamp = 0;  // the current post's, in doc_state
   // The post's terms as bitsets by term id: scoring tests every term of ~100 claims
   // for membership, and a bit per term keeps the sets in L1/L2 cache where a word
   // per term missed it (the bits are cleared through post_terms).
@@ -588,7 +592,7 @@ struct SimilarIndex::Impl {
   // Resets the per-post marks (a new stamp), clearing them once every 4 billion.
   void NewStamp() {
     if (++stamp != 0) return;
-    std::fill(doc_partial.begin(), doc_partial.end(), DocPartial{});
+    for (DocState& d : doc_state) d.stamp = 0;
     stamp = 1;
   }
 };
@@ -810,17 +814,19 @@ void SimilarIndex::Impl::BuildPostings() {
 
 void SimilarIndex::Impl::Finish() {
   Impl& x = *this;
+  x.doc_state.assign(x.docs.size(), {});
+  for (uint32_t d = 0; d < x.docs.size(); ++d) x.doc_state[d].rule = x.docs[d].rule_index;
   for (int f = 0; f < kFieldCount; ++f) {
     // Field lengths (tokens), then BM25's normalisation by the average length.
-    x.doc_norm[f].assign(x.docs.size(), 0);
     double total = 0;
     for (uint32_t d = 0; d < x.docs.size(); ++d) {
-      for (const TermFreq& t : x.docs[d].terms[f]) x.doc_norm[f][d] += t.second;
-      total += x.doc_norm[f][d];
+      float& length = x.doc_state[d].norm[f];
+      for (const TermFreq& t : x.docs[d].terms[f]) length += t.second;
+      total += length;
     }
     const double average = x.docs.empty() || total == 0 ? 1 : total / x.docs.size();
-    for (float& n : x.doc_norm[f])
-      n = static_cast<float>(kK1 * (1 - kB + kB * n / average));
+    for (DocState& d : x.doc_state)
+      d.norm[f] = static_cast<float>(kK1 * (1 - kB + kB * d.norm[f] / average));
   }
   x.idf_by_df.resize(x.docs.size() + 1);
   for (size_t df = 0; df < x.idf_by_df.size(); ++df) x.idf_by_df[df] = x.IdfOf(df);
@@ -868,7 +874,6 @@ void SimilarIndex::Impl::Finish() {
   x.char_weight.assign(x.chars.size(), 0);
   for (int f = 0; f < kFieldCount; ++f)
     x.term_weight[f].assign(x.postings[f].begin.size(), 0);
-  x.doc_partial.assign(x.docs.size(), {});
 }
 
 // ---- the SIMI section of the compiled form -----------------------------------------
@@ -1165,7 +1170,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // first-stage score through field `f`.
   // (`weight` is the term's q * idf * (k1 + 1), computed once per term.)
   auto contribution = [&](Field f, double weight, uint32_t d, float tf) {
-    return weight * tf / (tf + x.doc_norm[f][d]);
+    return weight * tf / (tf + x.doc_state[d].norm[f]);
   };
 
   // Candidates: the documents in the postings of the post's terms, rarest terms
@@ -1198,32 +1203,35 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       const Posting* items = x.postings[t.field].items.data();
       for (uint32_t i = t.begin; i < t.end; ++i) {
         const Posting& posting = items[i];
-        Impl::DocPartial& d = x.doc_partial[posting.doc];
+        Impl::DocState& d = x.doc_state[posting.doc];
         if (d.stamp != stamp) {
-          d = {stamp, 0};
+          d.stamp = stamp;
+          d.score = 0;
           x.touched.push_back(posting.doc);
         }
-        d.score +=
-            static_cast<float>(contribution(t.field, t.weight, posting.doc, posting.tf));
+        d.score += static_cast<float>(t.weight * posting.tf /
+                                      (posting.tf + d.norm[t.field]));  // contribution
       }
     }
     if (!budget_left) break;
   }
 
   struct Candidate {
-    uint32_t doc;
+    uint32_t doc, rule;
     double first;
   };
   auto by_first = [&](const Candidate& a, const Candidate& b) {
     if (a.first != b.first) return a.first > b.first;
-    return x.docs[a.doc].rule_index < x.docs[b.doc].rule_index;
+    return a.rule < b.rule;
   };
   std::vector<Candidate> candidates;
   candidates.reserve(x.touched.size());
   for (uint32_t d : x.touched) {
-    if (std::binary_search(withheld.begin(), withheld.end(), x.docs[d].rule_index))
+    const Impl::DocState& state = x.doc_state[d];
+    if (!withheld.empty() &&
+        std::binary_search(withheld.begin(), withheld.end(), state.rule))
       continue;
-    candidates.push_back({d, x.doc_partial[d].score});
+    candidates.push_back({d, state.rule, state.score});
   }
   const size_t rerank = std::max(k, kCandidates);
   size_t keep = std::min(candidates.size(), kExactPerCandidate * rerank);
