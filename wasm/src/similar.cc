@@ -578,9 +578,15 @@ struct SimilarIndex::Impl {
   // Derives idf, norms and scratch space from the documents and postings.
   void Finish();
 
-  // Returns the cached terms of `word`, computing them on first sight. The result
-  // is valid until the next Lookup; TrimCache must come first.
-  const CachedWord& Lookup(std::string_view word);
+  // A word's key in the cache and its first 8 bytes (KeyOf).
+  struct WordKey {
+    uint64_t key, head;
+  };
+  std::vector<WordKey> word_keys;  // scratch for Search
+  WordKey KeyOf(std::string_view word) const;
+  // Returns the cached terms of `word` (key `k`), computing them on first sight. The
+  // result is valid until the next Lookup; TrimCache must come first.
+  const CachedWord& Lookup(std::string_view word, const WordKey& k);
   // Doubles the cache table, each entry to its slot in the larger one: the table is
   // kept at most half full, even past kWordCacheSize while one post brings more
   // (Search keeps copies of entries, not references).
@@ -597,12 +603,17 @@ struct SimilarIndex::Impl {
   }
 };
 
-const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_view word) {
+SimilarIndex::Impl::WordKey SimilarIndex::Impl::KeyOf(std::string_view word) const {
   // Keyed (factlens/hash.h): the words are the page's, the cache lives long.
-  const uint64_t key = TextHash(word, cache_seed);
-  uint64_t head = 0;
+  WordKey k{TextHash(word, cache_seed), 0};
   for (size_t i = 0; i < word.size() && i < 8; ++i)
-    head |= uint64_t{static_cast<uint8_t>(word[i])} << (8 * i);
+    k.head |= uint64_t{static_cast<uint8_t>(word[i])} << (8 * i);
+  return k;
+}
+
+const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_view word,
+                                                                 const WordKey& k) {
+  const uint64_t key = k.key, head = k.head;
   if (2 * (cache_count + 1) > cache.size()) GrowCache();
   const size_t mask = cache.size() - 1;
   size_t at = static_cast<size_t>(key) & mask;
@@ -1060,9 +1071,16 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   };
   std::vector<ContentWord> content;
   content.reserve(post.words.size());
-  for (const ByteRange& r : post.words) {
-    const Impl::CachedWord& c =
-        x.Lookup(std::string_view(post.text).substr(r.begin, r.end - r.begin));
+  // Every word's key first, then the lookups: a lookup is a cache miss in a table of
+  // megabytes, and without the hashing between them the processor overlaps more of
+  // them.
+  auto word_at = [&](const ByteRange& r) {
+    return std::string_view(post.text).substr(r.begin, r.end - r.begin);
+  };
+  x.word_keys.clear();
+  for (const ByteRange& r : post.words) x.word_keys.push_back(x.KeyOf(word_at(r)));
+  for (size_t i = 0; i < post.words.size(); ++i) {
+    const Impl::CachedWord& c = x.Lookup(word_at(post.words[i]), x.word_keys[i]);
     if (c.content()) content.push_back({c.stems_begin, c.grams_begin});
   }
   double post_word_weight = 0;
@@ -1235,14 +1253,15 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   }
   const size_t rerank = std::max(k, kCandidates);
   size_t keep = std::min(candidates.size(), kExactPerCandidate * rerank);
-  // (Selecting, then sorting the few selected: partial_sort's heap over a long
-  // post's thousand candidates cost more. by_first is a total order, rule indices
-  // being distinct, so both keep the same candidates in the same order.)
-  if (keep < candidates.size())
+  // The best `keep`, selected (partial_sort's heap over a long post's thousand
+  // candidates cost more). by_first is a total order, rule indices being distinct,
+  // so the selection is exactly that of sorting all the candidates. Its order does
+  // not matter: what follows ranks the selected by their exact scores, ties by rule.
+  if (keep < candidates.size()) {
     std::nth_element(candidates.begin(), candidates.begin() + keep, candidates.end(),
                      by_first);
-  std::sort(candidates.begin(), candidates.begin() + keep, by_first);
-  candidates.resize(keep);
+    candidates.resize(keep);
+  }
 
   // The re-ranker's word features (1-4, 9, 10): how much of the claim, of its
   // phrasings and of its title the post covers, by idf, and the words they share.
