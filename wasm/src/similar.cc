@@ -1163,18 +1163,26 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     return x.postings[f].df(id) > 0 && (f != kCharField || x.CharScored(id));
   };
   // Each term's BM25 weight q * idf * (k1 + 1) per field (0: not scored), and the
-  // most the post could score in each field.
+  // most the post could score in each field. The scored terms go to the postings
+  // walk's buckets at once, by the bit length of their document frequency (the
+  // walk takes the rarest first), their weights scaled once field_max is known.
   double field_max[kFieldCount] = {0, 0, 0, 0};
+  auto& by_rarity = x.by_rarity;
+  for (auto& bucket : by_rarity) bucket.clear();
   for (const FieldTerms& ft : fields) {
     std::vector<float>& post_weight = x.post_weight[ft.field];
     post_weight.clear();
     if (!field_on[ft.field]) continue;
+    const PostingLists& p = x.postings[ft.field];
     std::vector<float>& weight = x.term_weight[ft.field];
     for (uint32_t id : *ft.ids) {
       weight[id] = 0;
       if (scored(ft.field, id)) {
         weight[id] = static_cast<float>(term_weight(ft.field, id, (*ft.qtf)[id]));
         field_max[ft.field] += weight[id];
+        // floor(log2(df)); df > 0, as the term is scored.
+        const int bits = 63 - __builtin_clzll(static_cast<unsigned long long>(p.df(id)));
+        by_rarity[bits].push_back({ft.field, p.begin[id], p.begin[id + 1], weight[id]});
       }
       post_weight.push_back(weight[id]);
     }
@@ -1193,19 +1201,11 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
 
   // Candidates: the documents in the postings of the post's terms, rarest terms
   // first, within kPostingBudget, ranked by the part of the score those terms give.
-  auto& by_rarity = x.by_rarity;  // by the bit length of the document frequency
-  for (auto& bucket : by_rarity) bucket.clear();
-  for (const FieldTerms& ft : fields) {
-    if (!field_on[ft.field]) continue;
-    const PostingLists& p = x.postings[ft.field];
-    const double scale = kFieldWeight[ft.field] / field_max[ft.field];
-    for (uint32_t id : *ft.ids) {
-      if (!scored(ft.field, id)) continue;
-      // floor(log2(df)); df > 0, as the term is scored.
-      const int bits = 63 - __builtin_clzll(static_cast<unsigned long long>(p.df(id)));
-      by_rarity[bits].push_back(
-          {ft.field, p.begin[id], p.begin[id + 1], scale * x.term_weight[ft.field][id]});
-    }
+  double scale[kFieldCount];  // (a field with a term in the buckets has field_max > 0)
+  for (int f = 0; f < kFieldCount; ++f)
+    scale[f] = field_max[f] > 0 ? kFieldWeight[f] / field_max[f] : 0;
+  for (auto& bucket : by_rarity) {
+    for (TermRef& t : bucket) t.weight = scale[t.field] * t.weight;
   }
   x.touched.clear();
   size_t walked = 0;
