@@ -237,6 +237,38 @@ TEST_CASE("similar: the word cache serves posts of any number of distinct words"
   }
 }
 
+TEST_CASE("similar: every bigram of every claim is found in a large list", "[similar]") {
+  // Search asks a Bloom filter before the bigram dictionary; the filter grows with
+  // the list and is derived again when an index is read back. No claim's bigram
+  // may be lost to it: a post that is a claim has that claim's whole bigram
+  // coverage, in the built index and in the restored one.
+  std::vector<SimilarDoc> docs;
+  auto word = [](int i) {
+    std::string w;
+    for (int n = i + 1; n > 0; n /= 20) w += static_cast<char>('a' + n % 20);
+    return w + "q";
+  };
+  for (uint32_t d = 0; d < 3000; ++d) {
+    docs.push_back(Doc(d, {word(d) + " " + word(d + 3001) + " " + word(d + 6002) + " " +
+                           word(d + 9003)}));
+  }
+  auto index = SimilarIndex::Build(docs);
+  ByteWriter w;
+  index->Serialize(&w);
+  ByteReader r(w.bytes());
+  std::unique_ptr<SimilarIndex> restored;
+  REQUIRE(SimilarIndex::Deserialize(&r, {}, docs.size(), &restored));
+  REQUIRE(restored != nullptr);
+  for (uint32_t d = 0; d < docs.size(); d += 7) {
+    for (const SimilarIndex* searched : {index.get(), restored.get()}) {
+      const auto hits = searched->Search(Normalize(docs[d].phrasings[0]), 1);
+      REQUIRE(hits.size() == 1);
+      CHECK(hits[0].rule_index == d);
+      CHECK(hits[0].features[5] == Approx(1.0));
+    }
+  }
+}
+
 TEST_CASE("similar: spans cover the post's words that the claim has", "[similar]") {
   auto index = SimilarIndex::Build(Claims());
   std::string text = "OMG: 5G towers really spread the coronavirus, share!";
