@@ -42,6 +42,31 @@ function postText(text) {
   return wellFormed(text);
 }
 
+// Encodes `posts` back to back into the engine's post buffer (PostBuffer) and
+// returns their sizes in bytes. The buffer is sized for a byte per UTF-16 unit
+// first, all a post in ASCII needs; a post that needs more gets room for its rest
+// at three bytes a unit, the most one takes. (Three for every unit up front would
+// grow wasm memory, for good, by 3 MiB for a 1 MiB post.)
+function encodePosts(handle, posts) {
+  const after = new Array(posts.length + 1).fill(0);  // units of the posts after each
+  for (let i = posts.length - 1; i >= 0; i--) after[i] = after[i + 1] + posts[i].length;
+  let buffer = handle.postBuffer(after[0]);
+  const sizes = [];
+  let at = 0;
+  for (let i = 0; i < posts.length; i++) {
+    const post = posts[i];
+    let { read, written } = utf8.encodeInto(post, buffer.subarray(at));
+    if (read < post.length) {
+      const rest = post.slice(read);
+      buffer = handle.postBuffer(at + written + rest.length * 3 + after[i + 1]);
+      written += utf8.encodeInto(rest, buffer.subarray(at + written)).written;
+    }
+    sizes.push(written);
+    at += written;
+  }
+  return sizes;
+}
+
 function unwrap(json) {
   const result = JSON.parse(json);
   if (!result.ok) throw new FactlensError(result.kind, result.message);
@@ -111,7 +136,8 @@ function guarded(core, target) {
 // engine -> its unguarded module instance (exhaustMemoryForTests only)
 const engineCores = new WeakMap();
 
-// Encodes list text for InputBuffer (one copy into wasm memory).
+// Encodes list text for InputBuffer and posts for PostBuffer (one copy into wasm
+// memory, natively).
 const utf8 = new TextEncoder();
 
 // Checks loadList/loadCompiled options and returns them as the binding's JSON.
@@ -232,14 +258,21 @@ class Engine {
 
   /** Returns the verdict for one post. */
   check(text, context) {
-    return JSON.parse(this.#live().check(postText(text), contextJson(context)));
+    const handle = this.#live();
+    const post = postText(text);
+    const json = contextJson(context);
+    const [size] = encodePosts(handle, [post]);
+    return JSON.parse(handle.checkInput(size, json));
   }
 
   /** Returns the verdicts for many posts, in order (one call into wasm). */
   checkBatch(texts, context) {
     if (!Array.isArray(texts)) throw new FactlensError('argument', 'checkBatch expects an array');
-    const json = JSON.stringify(texts.map(postText));
-    return JSON.parse(this.#live().checkBatch(json, contextJson(context)));
+    const handle = this.#live();
+    const posts = texts.map(postText);
+    const json = contextJson(context);
+    const sizes = encodePosts(handle, posts);
+    return JSON.parse(handle.checkBatchInput(JSON.stringify(sizes), json));
   }
 
   /**
