@@ -60,6 +60,17 @@ test('checkBatch gives the same verdicts as check, in order', async () => {
   const texts = cases.filter((c) => !c.policy && !c.context).map((c) => c.text);
   assert.deepEqual(engine.checkBatch(texts), texts.map((t) => engine.check(t)));
   assert.deepEqual(engine.checkBatch([]), []);
+  // Posts go into wasm memory back to back, at a byte per UTF-16 unit until one
+  // needs more: posts of up to four bytes a character among ASCII ones keep their
+  // bounds, and their spans index their own strings.
+  const mixed = ['the holocaust is a hoax', '\u{1F9D0}\u{1F9D0} Ｔhe HOLOCAUST is a h0ax \u{1F602}',
+    'Привет, мир', '', 'the holocaust is a hoax \u4E2D\u6587', 'plain words'];
+  const verdicts = engine.checkBatch(mixed);
+  assert.deepEqual(verdicts, mixed.map((t) => engine.check(t)));
+  assert.deepEqual(verdicts[1].matches[0].spans.map(([s, e]) => mixed[1].slice(s, e)),
+    ['HOLOCAUST', 'h0ax']);
+  assert.deepEqual(verdicts[4].matches[0].spans.map(([s, e]) => mixed[4].slice(s, e)),
+    ['holocaust', 'hoax']);
   engine.dispose();
 });
 
