@@ -265,7 +265,7 @@ class Engine {
     return JSON.parse(handle.checkInput(size, json));
   }
 
-  /** Returns the verdicts for many posts, in order (one call into wasm). */
+  /** Returns the verdicts for many posts, in order (checked in one call into wasm). */
   checkBatch(texts, context) {
     if (!Array.isArray(texts)) throw new FactlensError('argument', 'checkBatch expects an array');
     const handle = this.#live();
