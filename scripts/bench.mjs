@@ -16,6 +16,7 @@ const sizes = process.argv.slice(2).map(Number).filter(Boolean);
 const SIZES = sizes.length ? sizes : [1000, 10000, 100000];
 const SEED = 20250115;
 const cli = join(root, 'build/bin/factlens');
+const BATCH = 200;  // posts per checkBatch, as extension/content/content.js sends them
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const mb = (n) => (n / 1048576).toFixed(1);
@@ -102,7 +103,12 @@ async function phase({ phase: name, listPath, blobPath, postsPath }) {
   };
   const cold = pass();
   const warm = pass();
-  return { loadCompiled, memAfterCompiled, cold, warm, matched, memEnd: engine.memoryStats() };
+  // Then warm again, in batches as the extension's content script sends them (one
+  // call into wasm for many posts).
+  const start = performance.now();
+  for (let i = 0; i < posts.length; i += BATCH) engine.checkBatch(posts.slice(i, i + BATCH));
+  const batchMs = performance.now() - start;
+  return { loadCompiled, memAfterCompiled, cold, warm, batchMs, matched, memEnd: engine.memoryStats() };
 }
 
 // Runs the wasm phases for one list (`name`, its JSON text), each in a worker of its
@@ -122,6 +128,7 @@ async function wasmPhases(dir, name, listText, postsPath, bytes) {
     listPath, text, run,
     mbps: bytes / 1e6 / (run.cold.checkMs / 1e3),
     warmMbps: bytes / 1e6 / (run.warm.checkMs / 1e3),
+    batchMbps: bytes / 1e6 / (run.batchMs / 1e3),
     times: run.cold.times.sort((a, b) => a - b),
     warmTimes: run.warm.times.sort((a, b) => a - b),
   };
@@ -145,7 +152,7 @@ async function main() {
       const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes);
       const { loadText, exportMs, memAfterText, blob } = full.text;
       const { loadCompiled, memAfterCompiled, memEnd, matched } = full.run;
-      const { times, warmTimes, mbps: wasmMbps, warmMbps } = full;
+      const { times, warmTimes, mbps: wasmMbps, warmMbps, batchMbps } = full;
 
       // native
       const native = JSON.parse(execFileSync(cli, ['bench', '--list', full.listPath, '--posts', postsPath],
@@ -178,6 +185,8 @@ async function main() {
       console.log(`  second pass (warm)   wasm ${fmt(warmMbps)} MB/s, median ${fmt(quantile(warmTimes, 0.5) * 1000)} us, ` +
         `p99 ${fmt(quantile(warmTimes, 0.99) * 1000)} us   native ${fmt(native.warm.mbPerS)} MB/s, ` +
         `median ${fmt(native.warm.medianUs)} us, p99 ${fmt(native.warm.p99Us)} us`);
+      console.log(`  batched (warm)       wasm ${fmt(batchMbps)} MB/s, ${fmt(full.run.batchMs * 1000 / w.posts.length)} us a post ` +
+        `(checkBatch of ${BATCH} posts, as the extension sends them)`);
       console.log(`  wasm memory          fresh module after load from text ${mb(memAfterText.heapSize)} MB ` +
         `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh module after load from compiled ` +
         `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
