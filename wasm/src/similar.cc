@@ -1202,11 +1202,12 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     if (field_max[f] > 0) weight_sum += kFieldWeight[f];
   }
   if (weight_sum == 0) return hits;  // nothing in common with any claim
-  // The contribution of term `id` (post frequency `qtf`) to document `d`'s scaled
-  // first-stage score through field `f`.
-  // (`weight` is the term's q * idf * (k1 + 1), computed once per term.)
-  auto contribution = [&](Field f, double weight, uint32_t d, float tf) {
-    return weight * tf / (tf + x.doc_state[d].norm[f]);
+  // The contribution of a term to a document's first-stage score in a field: its
+  // weight (the term's q * idf * (k1 + 1), scaled or not, computed once per term),
+  // its frequency `tf` in the document and the document's BM25 normalisation in
+  // the field (DocState::norm).
+  auto contribution = [](double weight, float tf, float norm) {
+    return weight * tf / (tf + norm);
   };
 
   // Candidates: the documents in the postings of the post's terms, rarest terms
@@ -1237,8 +1238,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           d.score = 0;
           x.touched.push_back(posting.doc);
         }
-        d.score += static_cast<float>(t.weight * posting.tf /
-                                      (posting.tf + d.norm[t.field]));  // contribution
+        d.score +=
+            static_cast<float>(contribution(t.weight, posting.tf, d.norm[t.field]));
       }
     }
     if (!budget_left) break;
@@ -1409,7 +1410,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
         const std::vector<float>& weight = x.term_weight[f];
         for (const TermFreq& t : x.docs[c.doc].terms[f]) {
           if (Marked(marks, t.first))
-            sum += contribution(f, weight[t.first], c.doc, t.second);
+            sum += contribution(weight[t.first], t.second, x.doc_state[c.doc].norm[f]);
         }
         s += kFieldWeight[f] * sum / field_max[f];
       }
