@@ -66,8 +66,9 @@ function inWorker(data) {
 }
 
 // The phases, inside a worker: load from text (then export the compiled form), or
-// load from the compiled form and check every post.
-async function phase({ phase: name, listPath, blobPath, postsPath }) {
+// load from the compiled form and check every post (and, with `batched`, check them
+// once more in batches).
+async function phase({ phase: name, listPath, blobPath, postsPath, batched }) {
   const engine = await createEngine();
   if (name === 'text') {
     const listText = readFileSync(listPath, 'utf8');
@@ -105,9 +106,12 @@ async function phase({ phase: name, listPath, blobPath, postsPath }) {
   const warm = pass();
   // Then warm again, in batches as the extension's content script sends them (one
   // call into wasm for many posts).
-  const start = performance.now();
-  for (let i = 0; i < posts.length; i += BATCH) engine.checkBatch(posts.slice(i, i + BATCH));
-  const batchMs = performance.now() - start;
+  let batchMs = null;
+  if (batched) {
+    const start = performance.now();
+    for (let i = 0; i < posts.length; i += BATCH) engine.checkBatch(posts.slice(i, i + BATCH));
+    batchMs = performance.now() - start;
+  }
   return { loadCompiled, memAfterCompiled, cold, warm, batchMs, matched, memEnd: engine.memoryStats() };
 }
 
@@ -115,20 +119,20 @@ async function phase({ phase: name, listPath, blobPath, postsPath }) {
 // own so that each starts from a fresh module (wasm memory only grows: a shared
 // module would carry the previous phase's peak; memory = the wasm memory's size, i.e.
 // its peak): load from text and export, then restore the compiled form and check the
-// posts twice. Returns the list's path, both phases' results, the throughputs and the
-// sorted per-post times of each pass.
-async function wasmPhases(dir, name, listText, postsPath, bytes) {
+// posts twice (then in batches too, with `batched`). Returns the list's path, both
+// phases' results, the throughputs and the sorted per-post times of each pass.
+async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false) {
   const listPath = join(dir, `${name}.json`);
   writeFileSync(listPath, listText);
   const text = await inWorker({ phase: 'text', listPath });
   const blobPath = join(dir, `${name}.flcl`);
   writeFileSync(blobPath, text.blob);
-  const run = await inWorker({ phase: 'compiled', blobPath, postsPath });
+  const run = await inWorker({ phase: 'compiled', blobPath, postsPath, batched });
   return {
     listPath, text, run,
     mbps: bytes / 1e6 / (run.cold.checkMs / 1e3),
     warmMbps: bytes / 1e6 / (run.warm.checkMs / 1e3),
-    batchMbps: bytes / 1e6 / (run.batchMs / 1e3),
+    batchMbps: batched ? bytes / 1e6 / (run.batchMs / 1e3) : null,
     times: run.cold.times.sort((a, b) => a - b),
     warmTimes: run.warm.times.sort((a, b) => a - b),
   };
@@ -149,7 +153,7 @@ async function main() {
       writeFileSync(postsPath, w.posts.map((text) => JSON.stringify({ text })).join('\n'));
 
       // wasm
-      const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes);
+      const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes, true);
       const { loadText, exportMs, memAfterText, blob } = full.text;
       const { loadCompiled, memAfterCompiled, memEnd, matched } = full.run;
       const { times, warmTimes, mbps: wasmMbps, warmMbps, batchMbps } = full;
