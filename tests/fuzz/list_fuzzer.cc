@@ -1,17 +1,46 @@
 // Fuzzes the list parser: any bytes must give a list or a located error, within the
-// limits, never a crash, a hang or a leak.
+// limits, never a crash, a hang or a leak. The JSON reader under it must accept
+// exactly what nlohmann/json's strict parser accepts.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
+#include "factlens/json_reader.h"
 #include "factlens/list.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+class Ignore : public factlens::JsonHandler {
+ public:
+  bool Null() override { return true; }
+  bool Boolean(bool) override { return true; }
+  bool Integer(int64_t) override { return true; }
+  bool Unsigned(uint64_t) override { return true; }
+  bool Float(double) override { return true; }
+  bool String(std::string&) override { return true; }
+  bool StartObject() override { return true; }
+  bool Key(std::string&) override { return true; }
+  bool EndObject() override { return true; }
+  bool StartArray() override { return true; }
+  bool EndArray() override { return true; }
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
   factlens::ParseLimits limits;
   limits.max_list_bytes = 1 << 20;
   factlens::RuleList list;
-  factlens::Status s = factlens::ParseList(
-      std::string_view(reinterpret_cast<const char*>(data), size), limits, &list);
+  factlens::Status s = factlens::ParseList(text, limits, &list);
   if (!s.ok() && (s.message().empty() || !list.rules.empty())) __builtin_trap();
+
+  Ignore ignore;
+  std::string syntax_error;
+  const bool ours = factlens::ReadJson(text, &ignore, &syntax_error);
+  if (ours != nlohmann::json::accept(text.begin(), text.end())) __builtin_trap();
+  if (ours != syntax_error.empty()) __builtin_trap();
   return 0;
 }

@@ -1,10 +1,10 @@
 // Copyright factlens authors.
 //
-// The list text is read with nlohmann/json's SAX interface into our own DOM builder
-// rather than json::parse, because the builder can (1) stop at the first limit
-// (depth, rule count, string size) before memory grows with hostile input,
-// (2) reject duplicate keys, which json::parse silently resolves, and (3) work
-// without C++ exceptions, which the wasm build does not have.
+// The list text is read by json_reader (strict JSON, fast) into our own DOM
+// builder rather than json::parse, because the builder can (1) stop at the first
+// limit (depth, rule count, string size) before memory grows with hostile input,
+// (2) reject duplicate keys, which json::parse silently resolves, and (3) hand each
+// rule on as soon as it is read, so a large list is never whole as a JSON tree.
 #include "factlens/list.h"
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "factlens/json_reader.h"
 #include "nlohmann/json.hpp"
 #include "re2/regexp.h"
 
@@ -31,7 +32,7 @@ constexpr int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, exact in JS
 
 // ---------------------------------------------------------------- DOM builder --
 
-class LimitedDomBuilder {
+class LimitedDomBuilder : public JsonHandler {
  public:
   // `on_rule`, if set, receives each element of the top-level "rules" array as soon
   // as it is complete (with its index), and the builder keeps a null in its place:
@@ -40,17 +41,12 @@ class LimitedDomBuilder {
   LimitedDomBuilder(const ParseLimits& limits, json* root, RuleSink on_rule = nullptr)
       : limits_(limits), root_(root), on_rule_(std::move(on_rule)) {}
 
-  bool null() { return Put(json(nullptr)); }
-  bool boolean(bool v) { return Put(json(v)); }
-  bool number_integer(json::number_integer_t v) { return Put(json(v)); }
-  bool number_unsigned(json::number_unsigned_t v) { return Put(json(v)); }
-  bool number_float(json::number_float_t v, const json::string_t&) {
-    return Put(json(v));
-  }
-  bool binary(json::binary_t&) {
-    return Fail(ErrorKind::kFormat, "binary values are not JSON");
-  }
-  bool string(json::string_t& v) {
+  bool Null() override { return Put(json(nullptr)); }
+  bool Boolean(bool v) override { return Put(json(v)); }
+  bool Integer(int64_t v) override { return Put(json(v)); }
+  bool Unsigned(uint64_t v) override { return Put(json(v)); }
+  bool Float(double v) override { return Put(json(v)); }
+  bool String(std::string& v) override {
     if (v.size() > limits_.max_string_bytes) {
       return Fail(ErrorKind::kLimit, "string of " + std::to_string(v.size()) +
                                          " bytes exceeds the limit of " +
@@ -58,13 +54,13 @@ class LimitedDomBuilder {
     }
     return Put(json(std::move(v)));
   }
-  bool start_object(std::size_t) {
+  bool StartObject() override {
     if (!Enter()) return false;
     json* value = Place(json::object());
     stack_.push_back({value, {}, 0, nullptr});
     return true;
   }
-  bool key(json::string_t& k) {
+  bool Key(std::string& k) override {
     Frame& top = stack_.back();
     // The pending key is the previous member's: the error is about this object.
     top.key.clear();
@@ -77,32 +73,25 @@ class LimitedDomBuilder {
     top.key = std::move(k);
     return true;
   }
-  bool end_object() {
+  bool EndObject() override {
     stack_.pop_back();
     RuleDone();
     return true;
   }
-  bool start_array(std::size_t) {
+  bool StartArray() override {
     if (!Enter()) return false;
     json* value = Place(json::array());
     stack_.push_back({value, {}, 0, nullptr});
     return true;
   }
-  bool end_array() {
+  bool EndArray() override {
     stack_.pop_back();
     RuleDone();
     return true;
   }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception& ex) {
-    // nlohmann's message reads "[json.exception.parse_error.101] parse error at
-    // line 3, column 7: syntax error while parsing ..."; keep from "line".
-    std::string what = ex.what();
-    size_t at = what.find("line ");
-    std::string message = at == std::string::npos ? what : what.substr(at);
-    // A syntax error is located by line and column, not by JSON path.
-    if (status_.ok()) status_ = Status(ErrorKind::kFormat, message);
-    return false;
+  // A syntax error is located by line and column, not by JSON path.
+  void SyntaxError(std::string message) {
+    if (status_.ok()) status_ = Status(ErrorKind::kFormat, std::move(message));
   }
 
   const Status& status() const { return status_; }
@@ -822,11 +811,12 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   };
   json root;
   LimitedDomBuilder builder(limits, &root, on_rule);
-  bool parsed = json::sax_parse(text.begin(), text.end(), &builder);
-  if (!parsed || !builder.status().ok()) {
-    if (!builder.status().ok()) return builder.status();
-    return Status(ErrorKind::kFormat, "not a JSON document");
-  }
+  std::string syntax_error;
+  const bool read = ReadJson(text, &builder, &syntax_error);
+  if (!syntax_error.empty()) builder.SyntaxError(std::move(syntax_error));
+  // (A limit can be hit in a call that goes on, such as the rule count.)
+  if (!builder.status().ok()) return builder.status();
+  if (!read) return Status(ErrorKind::kFormat, "not a JSON document");
   if (!root.is_object())
     return Status(ErrorKind::kFormat, "a list must be a JSON object");
 
