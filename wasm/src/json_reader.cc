@@ -65,7 +65,8 @@ size_t Utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
   const unsigned char c = p[0];
   if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
   if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+    return cont(1) && cont(2) ? 3 : 0;
   if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
   if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
   if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
@@ -178,12 +179,14 @@ class Reader {
   // Reads an object member's key and its ':' (at p_, after any space).
   bool Key() {
     if (p_ == end_ || *p_ != '"') {
-      return Fail(p_, "unexpected " + Describe(p_) + "; expected a string (an object key)");
+      return Fail(p_,
+                  "unexpected " + Describe(p_) + "; expected a string (an object key)");
     }
     if (!StringLiteral(&buffer_) || !handler_->Key(buffer_)) return false;
     Space();
     if (p_ == end_ || *p_ != ':') {
-      return Fail(p_, "unexpected " + Describe(p_) + "; expected ':' after an object key");
+      return Fail(p_,
+                  "unexpected " + Describe(p_) + "; expected ':' after an object key");
     }
     ++p_;
     return true;
@@ -242,18 +245,18 @@ class Reader {
     const unsigned char* at = p_++;
     if (p_ == end_) return Fail(p_, "unexpected end of input inside a string");
     const unsigned char e = *p_++;
-    switch (e) {
-      case '"': out->push_back('"'); return true;
-      case '\\': out->push_back('\\'); return true;
-      case '/': out->push_back('/'); return true;
-      case 'b': out->push_back('\b'); return true;
-      case 'f': out->push_back('\f'); return true;
-      case 'n': out->push_back('\n'); return true;
-      case 'r': out->push_back('\r'); return true;
-      case 't': out->push_back('\t'); return true;
-      case 'u': break;
-      default:
-        return Fail(at, "unexpected " + Describe(p_ - 1) + " after '\\' inside a string");
+    // The one-character escapes, and the characters they stand for.
+    static constexpr char kSimple[][2] = {{'"', '"'},  {'\\', '\\'}, {'/', '/'},
+                                          {'b', '\b'}, {'f', '\f'},  {'n', '\n'},
+                                          {'r', '\r'}, {'t', '\t'}};
+    for (const auto& simple : kSimple) {
+      if (e == static_cast<unsigned char>(simple[0])) {
+        out->push_back(simple[1]);
+        return true;
+      }
+    }
+    if (e != 'u') {
+      return Fail(at, "unexpected " + Describe(p_ - 1) + " after '\\' inside a string");
     }
     uint32_t cp = 0;
     if (!Hex4(at, &cp)) return false;
@@ -263,13 +266,15 @@ class Reader {
     if (cp >= 0xD800 && cp <= 0xDBFF) {
       uint32_t low = 0;
       if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') {
-        return Fail(at, "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one");
+        return Fail(at,
+                    "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one");
       }
       const unsigned char* low_at = p_;
       p_ += 2;
       if (!Hex4(low_at, &low)) return false;
       if (low < 0xDC00 || low > 0xDFFF) {
-        return Fail(at, "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one");
+        return Fail(at,
+                    "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one");
       }
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
     }
@@ -321,7 +326,8 @@ class Reader {
       ++p_;
       if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
       if (p_ == end_ || !IsDigit(*p_)) {
-        return Fail(p_, "unexpected " + Describe(p_) + "; expected a digit in an exponent");
+        return Fail(p_,
+                    "unexpected " + Describe(p_) + "; expected a digit in an exponent");
       }
       while (p_ < end_ && IsDigit(*p_)) ++p_;
       integral = false;
@@ -338,7 +344,8 @@ class Reader {
     // strtod wants a terminated string; the text is a view.
     const std::string literal(reinterpret_cast<const char*>(start), p_ - start);
     const double value = std::strtod(literal.c_str(), nullptr);
-    if (!std::isfinite(value)) return Fail(start, "number " + literal + " is out of range");
+    if (!std::isfinite(value))
+      return Fail(start, "number " + literal + " is out of range");
     return handler_->Float(value);
   }
 

@@ -4,10 +4,13 @@
 // reading must not cost more than what is done with it. nlohmann/json's lexer
 // copies a string byte by byte and keeps a line and column for every byte; this
 // reader copies runs of plain bytes at once and works out a line and column only
-// for an error. It accepts exactly the JSON that nlohmann/json's strict parser
-// accepts (RFC 8259: one value, UTF-8 checked, surrogate pairs paired, an optional
-// UTF-8 byte order mark) and reports numbers with the same types, so the values a
-// handler builds are the same (json_reader_test compares the two on random text).
+// for an error. It accepts the JSON that nlohmann/json's strict parser accepts
+// (RFC 8259: one value, UTF-8 checked, surrogate pairs paired, an optional UTF-8
+// byte order mark) and reports numbers with the same types, so the values a
+// handler builds are the same (json_reader_test and the list fuzzer compare the
+// two on random text). One difference: nlohmann takes a NUL byte for the end of
+// the input and accepts "{}\0" followed by anything; here a NUL is an error, so
+// nothing can hide after a list's document.
 // It does not recurse: nesting costs one byte of its stack per level, and the
 // handler decides how deep is too deep.
 #ifndef FACTLENS_JSON_READER_H_
