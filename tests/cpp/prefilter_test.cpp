@@ -5,22 +5,29 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 
 #include "factlens/engine.h"
+#include "factlens/normalize.h"
 #include "nlohmann/json.hpp"
 #include "re2/regexp.h"
 #include "test_util.h"
+
+// re2/regexp.h brings RE2's own CHECK, which aborts; these tests mean Catch's.
+#undef CHECK
+#define CHECK(...) \
+  INTERNAL_CATCH_TEST("CHECK", Catch::ResultDisposition::ContinueOnFailure, __VA_ARGS__)
 
 namespace factlens {
 namespace {
 
 using nlohmann::json;
 
-const char* kWords[] = {"vaccine", "chip", "gates",  "moon", "landing",
-                        "staged",  "flat", "earth",  "hoax", "5g",
-                        "tower",   "cure", "bleach", "ab",   "x"};
+const char* kWords[] = {"vaccine", "chip",  "gates", "moon", "landing", "staged",
+                        "flat",    "earth", "hoax",  "5g",   "tower",   "cure",
+                        "bleach",  "ab",    "x",     "kiss", "skunk"};
 
 std::string Word(std::mt19937& rng) {
   return kWords[rng() % (sizeof(kWords) / sizeof(kWords[0]))];
@@ -44,7 +51,16 @@ std::string RandomPattern(std::mt19937& rng) {
     case 6:
       return "V[AÄ]CC" + Word(rng).substr(0, 1) + ".*";
     case 7:
-      return ".";
+      switch (rng() % 4) {
+        case 0:
+          return ".";
+        case 1:
+          return "\\x{212A}" + Word(rng);  // KELVIN SIGN, folds to k
+        case 2:
+          return "(?-i)K" + Word(rng);  // case-sensitive: never in a post
+        default:
+          return Word(rng) + "\\x{17F}";  // LONG S, folds to s
+      }
     default:
       return "\\b" + Word(rng) + "\\b.{0,20}\\b" + Word(rng) + "\\b";
   }
@@ -80,6 +96,9 @@ std::string RandomPost(std::mt19937& rng) {
     std::string w = Word(rng);
     if (rng() % 5 == 0) w[0] = static_cast<char>(std::toupper(w[0]));
     if (rng() % 7 == 0) w = "\xD1\x81" + w;  // Cyrillic es: a lookalike prefix
+    // The other case forms of k and s (KELVIN SIGN, LONG S), and upper case.
+    if (rng() % 6 == 0) w = (rng() % 2 ? "\xE2\x84\xAA" : "\xC5\xBF") + w;
+    if (rng() % 6 == 0) w = (rng() % 2 ? "K" : "S") + w;
     post += w + dress[rng() % 7];
     if (rng() % 9 == 0) post += "123";
     post += ' ';
@@ -115,6 +134,128 @@ TEST_CASE("prefilter: randomised lists give the same verdicts with and without i
   }
   // The property means little if nothing matched: most posts should.
   CHECK(matched > compared / 2);
+}
+
+TEST_CASE("prefilter: no post keeps a case form of k or s other than k and s",
+          "[prefilter]") {
+  // ParseForAtoms relies on it (prefilter.h): atoms of a pattern parsed without
+  // case folding lack U+212A (KELVIN SIGN) and U+017F (LONG S), so no normalised
+  // post may hold them, whatever the code point and its neighbours.
+  const std::string kelvin = "\xE2\x84\xAA", long_s = "\xC5\xBF";
+  auto utf8 = [](uint32_t c) {
+    std::string s;
+    if (c < 0x80) {
+      s += static_cast<char>(c);
+    } else if (c < 0x800) {
+      s += static_cast<char>(0xC0 | (c >> 6));
+      s += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      s += static_cast<char>(0xE0 | (c >> 12));
+      s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      s += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      s += static_cast<char>(0xF0 | (c >> 18));
+      s += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      s += static_cast<char>(0x80 | (c & 0x3F));
+    }
+    return s;
+  };
+  int checked = 0;
+  for (uint32_t c = 1; c < 0x110000; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;
+    const std::string one = utf8(c);
+    for (const std::string& text : {one, "a" + one + "b", one + "\xCC\x81"}) {
+      const std::string out = NormalizeToString(text);
+      if (out.find(kelvin) != std::string::npos ||
+          out.find(long_s) != std::string::npos) {
+        FAIL("U+" << std::hex << c << " normalises to \"" << out << "\"");
+      }
+    }
+    ++checked;
+  }
+  CHECK(checked == 0x110000 - 1 - 0x800);
+}
+
+TEST_CASE("prefilter: patterns parsed without folding keep the folded estimate's verdict",
+          "[prefilter]") {
+  // ParseForAtoms decides `large` from a bound when it skips the folded parse; it
+  // must agree with the folded parse's estimate at every threshold.
+  std::mt19937 rng(99);
+  std::vector<std::string> patterns = {"kiss",
+                                       "skunks",
+                                       "\\bkiss(es)? (ask|sks)\\b",
+                                       "s",
+                                       "k",
+                                       "K",
+                                       "(?i)kiss",
+                                       "(?-i)Kiss",
+                                       "[k]iss",
+                                       "\\x{212A}",
+                                       "\\x4Bs",
+                                       "k{10}",
+                                       "(sk){3,5}s?",
+                                       "ab|s|k",
+                                       "kissing.*sun",
+                                       "(?:ks)+",
+                                       "s*k",
+                                       "a",
+                                       "ab",
+                                       "\\bvaccines? (cause|causes) autism\\b"};
+  for (int i = 0; i < 500; ++i) patterns.push_back(NormalizePattern(RandomPattern(rng)));
+  const int flags = re2::Regexp::LikePerl | re2::Regexp::FoldCase;
+  int fast = 0;
+  for (const std::string& p : patterns) {
+    re2::RegexpStatus status;
+    re2::Regexp* folded =
+        re2::Regexp::Parse(p, static_cast<re2::Regexp::ParseFlags>(flags), &status);
+    REQUIRE(folded != nullptr);
+    const int64_t estimate = EstimateProgramSize(folded);
+    folded->Decref();
+    for (int64_t threshold : {0, 8, 50, 100, 120, 300, 1000, 40000}) {
+      bool large = true;
+      re2::Regexp* parsed = ParseForAtoms(p, flags, threshold, &large, &status);
+      REQUIRE(parsed != nullptr);
+      fast += (parsed->parse_flags() & re2::Regexp::FoldCase) == 0;
+      parsed->Decref();
+      INFO(p << " at " << threshold << ", folded estimate " << estimate);
+      CHECK(large == (estimate > threshold));
+    }
+  }
+  // (Most random patterns hold a class, which takes the folded parse; enough do not.)
+  CHECK(fast > 400);
+  re2::RegexpStatus status;
+  bool large = false;
+  CHECK(ParseForAtoms("(unclosed", flags, 100, &large, &status) == nullptr);
+  CHECK(status.Text() == "missing ): (unclosed");
+}
+
+TEST_CASE("prefilter: k and s match in every case form, with and without it",
+          "[prefilter]") {
+  json rules = json::array();
+  const char* patterns[] = {"\\bkiss\\b", "\\bskunks?\\b", "\\x{212A}iss", "mo\\x{17F}t"};
+  for (int i = 0; i < 4; ++i) {
+    json rule = RandomRule(*std::make_unique<std::mt19937>(i), i);
+    rule["match"] = {{"patterns", {patterns[i]}}};
+    rules.push_back(rule);
+  }
+  const std::string text = testing::ListWithRules(rules.dump());
+  Engine with, without;
+  LoadOptions options;
+  options.allow_unsigned = true;
+  REQUIRE(with.LoadList(text, options, nullptr).ok());
+  options.use_prefilter = false;
+  REQUIRE(without.LoadList(text, options, nullptr).ok());
+  int matched = 0;
+  for (const std::string post :
+       {"a KISS", "a \xE2\x84\xAAiss", "\xC5\xBFkunk", "SKUNKS", "kiss", "MOST",
+        "mo\xC5\xBFt", "Kiss \xE2\x84\xAA", "ki ss"}) {
+    const std::string a = VerdictToJson(with.Check(post, {}), post);
+    INFO(post);
+    CHECK(a == VerdictToJson(without.Check(post, {}), post));
+    matched += a.find("\"ruleId\"") != std::string::npos;
+  }
+  CHECK(matched == 8);
 }
 
 TEST_CASE("prefilter: atoms of a phrase pattern are its variants", "[prefilter]") {

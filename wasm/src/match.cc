@@ -645,13 +645,13 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
     for (size_t p = 0; p < rule.patterns.size(); ++p) {
       std::string normalised = NormalizePattern(rule.patterns[p]);
       re2::RegexpStatus status;
-      re2::Regexp* parsed = re2::Regexp::Parse(
-          normalised, static_cast<re2::Regexp::ParseFlags>(parse_flags), &status);
+      bool large = false;
+      re2::Regexp* parsed = ParseForAtoms(normalised, parse_flags,
+                                          kCompileAtLoadInstructions, &large, &status);
       if (parsed == nullptr) {
         return Status(ErrorKind::kFormat, where("patterns[" + std::to_string(p) + "]") +
                                               ": " + status.Text());
       }
-      const int64_t estimate = EstimateProgramSize(parsed);
       // Straight into the prefilter (its Build sorts what it was given, so the
       // order of adding does not matter): a large list's atoms are never all
       // held twice.
@@ -664,7 +664,7 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
       }
       parsed->Decref();
       m.AddPattern(r, normalised);
-      if (estimate > kCompileAtLoadInstructions) {
+      if (large) {
         const LazyRegex* lazy = &m.Regex(m.patterns.back());
         // Possibly over budget: compile now (forward and reverse programs, the
         // reverse one being what an unanchored search with a span needs).

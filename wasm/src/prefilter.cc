@@ -305,6 +305,95 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes) {
 
 int64_t EstimateProgramSize(re2::Regexp* re) { return Estimate(re, 0); }
 
+namespace {
+
+// True if parsing with case folding could not change what ExtractAtoms finds in a
+// normalised post: only ASCII literals (the scan lower-cases), no character class
+// (folding would add members), no node already folded by (?i).
+bool FoldFree(re2::Regexp* re, int depth) {
+  if (depth > 200 || (re->parse_flags() & re2::Regexp::FoldCase)) return false;
+  switch (re->op()) {
+    case re2::kRegexpLiteral:
+      return re->rune() < 0x80;
+    case re2::kRegexpLiteralString:
+      for (int i = 0; i < re->nrunes(); ++i) {
+        if (re->runes()[i] >= 0x80) return false;
+      }
+      return true;
+    case re2::kRegexpCharClass:
+      return false;
+    default:
+      for (int i = 0; i < re->nsub(); ++i) {
+        if (!FoldFree(re->sub()[i], depth + 1)) return false;
+      }
+      return true;
+  }
+}
+
+// An upper bound on Estimate of the tree `re` (FoldFree, parsed without folding)
+// would have had, parsed with folding. Folding changes only the letters with a
+// third case form, k and s: each becomes a class of three runes (estimated 100)
+// and splits the string it was in, adding at most two pieces to a concatenation.
+// So a literal rune is bounded by 11 (8, and up to 3 for pieces) and k or s by 104
+// (11(n-m) + 104m covers 8(n-m) + 100m + 2m + 1 whenever n >= 1).
+int64_t FoldedEstimateBound(re2::Regexp* re, int depth) {
+  auto rune_cost = [](re2::Rune r) -> int64_t {
+    r |= 0x20;  // ASCII lower case
+    return r == 'k' || r == 's' ? 104 : 11;
+  };
+  switch (re->op()) {
+    case re2::kRegexpLiteral:
+      return rune_cost(re->rune());
+    case re2::kRegexpLiteralString: {
+      int64_t sum = 0;
+      for (int i = 0; i < re->nrunes(); ++i) sum = SatAdd(sum, rune_cost(re->runes()[i]));
+      return sum;
+    }
+    case re2::kRegexpConcat:
+    case re2::kRegexpAlternate: {
+      int64_t sum = re->nsub();
+      for (int i = 0; i < re->nsub(); ++i)
+        sum = SatAdd(sum, FoldedEstimateBound(re->sub()[i], depth + 1));
+      return sum;
+    }
+    case re2::kRegexpStar:
+    case re2::kRegexpPlus:
+    case re2::kRegexpQuest:
+    case re2::kRegexpCapture:
+      return SatAdd(FoldedEstimateBound(re->sub()[0], depth + 1), 4);
+    case re2::kRegexpRepeat: {
+      int64_t copies = std::max(re->min(), re->max()) + 1;
+      return SatAdd(SatMul(FoldedEstimateBound(re->sub()[0], depth + 1) + 2, copies), 4);
+    }
+    default:
+      return Estimate(re, depth);  // nodes folding does not touch
+  }
+}
+
+}  // namespace
+
+re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
+                           int64_t large_instructions, bool* large,
+                           re2::RegexpStatus* status) {
+  const re2::StringPiece text(pattern.data(), pattern.size());
+  if (flags & re2::Regexp::FoldCase) {
+    re2::Regexp* plain = re2::Regexp::Parse(
+        text, static_cast<re2::Regexp::ParseFlags>(flags & ~re2::Regexp::FoldCase),
+        status);
+    if (plain != nullptr && FoldFree(plain, 0) &&
+        FoldedEstimateBound(plain, 0) <= large_instructions) {
+      *large = false;
+      return plain;
+    }
+    // (A syntax error is reported by the parse below, as RE2 will see it.)
+    if (plain != nullptr) plain->Decref();
+  }
+  re2::Regexp* folded =
+      re2::Regexp::Parse(text, static_cast<re2::Regexp::ParseFlags>(flags), status);
+  if (folded != nullptr) *large = Estimate(folded, 0) > large_instructions;
+  return folded;
+}
+
 // ------------------------------------------------------------------ automaton --
 
 void Prefilter::AddItem(uint32_t item,
