@@ -203,8 +203,15 @@ TEST_CASE("prefilter: patterns parsed without folding keep the folded estimate's
                                        "ab",
                                        "\\bvaccines? (cause|causes) autism\\b"};
   for (int i = 0; i < 500; ++i) patterns.push_back(NormalizePattern(RandomPattern(rng)));
+  // The bench's kinds of pattern, and classes folding changes.
+  for (const char* p :
+       {"\\bstas\\W+(?:\\w+\\W+){0,3}kusk\\b", "kiskus\\w*", "\\bs[kx]y\\b", "[^k]s",
+        "[a-z]+ks", "[K-S]{2}", "[j-t]|[J-T]", "(sa|ka|sb|kb){2,4}", "\\d+ks",
+        "[[:alpha:]]s", "\\Sk", "[s-z0-9_]\\s+k", "(?:skis|skas|skos)[^a-z]"}) {
+    patterns.push_back(NormalizePattern(p));
+  }
   const int flags = re2::Regexp::LikePerl | re2::Regexp::FoldCase;
-  int fast = 0;
+  int fast = 0, bounded = 0;
   for (const std::string& p : patterns) {
     re2::RegexpStatus status;
     re2::Regexp* folded =
@@ -212,6 +219,15 @@ TEST_CASE("prefilter: patterns parsed without folding keep the folded estimate's
     REQUIRE(folded != nullptr);
     const int64_t estimate = EstimateProgramSize(folded);
     folded->Decref();
+    re2::Regexp* plain = re2::Regexp::Parse(
+        p, static_cast<re2::Regexp::ParseFlags>(flags & ~re2::Regexp::FoldCase), &status);
+    REQUIRE(plain != nullptr);
+    if (FoldFree(plain)) {
+      INFO(p);
+      CHECK(FoldedEstimateBound(plain) >= estimate);
+      ++bounded;
+    }
+    plain->Decref();
     for (int64_t threshold : {0, 8, 50, 100, 120, 300, 1000, 40000}) {
       bool large = true;
       re2::Regexp* parsed = ParseForAtoms(p, flags, threshold, &large, &status);
@@ -222,8 +238,8 @@ TEST_CASE("prefilter: patterns parsed without folding keep the folded estimate's
       CHECK(large == (estimate > threshold));
     }
   }
-  // (Most random patterns hold a class, which takes the folded parse; enough do not.)
-  CHECK(fast > 400);
+  CHECK(bounded > 400);
+  CHECK(fast > 500);
   re2::RegexpStatus status;
   bool large = false;
   CHECK(ParseForAtoms("(unclosed", flags, 100, &large, &status) == nullptr);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -308,8 +309,9 @@ int64_t EstimateProgramSize(re2::Regexp* re) { return Estimate(re, 0); }
 namespace {
 
 // True if parsing with case folding could not change what ExtractAtoms finds in a
-// normalised post: only ASCII literals (the scan lower-cases), no character class
-// (folding would add members), no node already folded by (?i).
+// normalised post: only ASCII literals and classes (the scan lower-cases; folding
+// adds their other case, and the two forms no post holds), no node already folded
+// by (?i).
 bool FoldFree(re2::Regexp* re, int depth) {
   if (depth > 200 || (re->parse_flags() & re2::Regexp::FoldCase)) return false;
   switch (re->op()) {
@@ -320,8 +322,19 @@ bool FoldFree(re2::Regexp* re, int depth) {
         if (re->runes()[i] >= 0x80) return false;
       }
       return true;
-    case re2::kRegexpCharClass:
-      return false;
+    case re2::kRegexpCharClass: {
+      // ASCII ranges, and a last range from ASCII to the end of Unicode (a negated
+      // class such as \W): folding only takes the two forms out of it, and such a
+      // class is too large to give atoms either way.
+      re2::CharClass* cc = re->cc();
+      for (auto it = cc->begin(); it != cc->end(); ++it) {
+        const bool last = std::next(it) == cc->end();
+        if (it->hi >= 0x80 && !(last && it->lo <= 0x80 && it->hi == re2::Runemax)) {
+          return false;
+        }
+      }
+      return true;
+    }
     default:
       for (int i = 0; i < re->nsub(); ++i) {
         if (!FoldFree(re->sub()[i], depth + 1)) return false;
@@ -335,7 +348,10 @@ bool FoldFree(re2::Regexp* re, int depth) {
 // third case form, k and s: each becomes a class of three runes (estimated 100)
 // and splits the string it was in, adding at most two pieces to a concatenation.
 // So a literal rune is bounded by 11 (8, and up to 3 for pieces) and k or s by 104
-// (11(n-m) + 104m covers 8(n-m) + 100m + 2m + 1 whenever n >= 1).
+// (11(n-m) + 104m covers 8(n-m) + 100m + 2m + 1 whenever n >= 1). An ASCII range
+// of a class gains at most two ranges of the other case, and the class at most
+// four for the two other forms of k and s (added, or cut out of a negated class's
+// last range): 3r + 4 ranges for r.
 int64_t FoldedEstimateBound(re2::Regexp* re, int depth) {
   auto rune_cost = [](re2::Rune r) -> int64_t {
     r |= 0x20;  // ASCII lower case
@@ -348,6 +364,14 @@ int64_t FoldedEstimateBound(re2::Regexp* re, int depth) {
       int64_t sum = 0;
       for (int i = 0; i < re->nrunes(); ++i) sum = SatAdd(sum, rune_cost(re->runes()[i]));
       return sum;
+    }
+    case re2::kRegexpCharClass: {
+      int64_t ranges = 0;
+      for (re2::RuneRange r : *re->cc()) {
+        (void)r;
+        ++ranges;
+      }
+      return SatAdd(SatMul(3 * ranges + 4, 32), 4);
     }
     case re2::kRegexpConcat:
     case re2::kRegexpAlternate: {
@@ -372,6 +396,9 @@ int64_t FoldedEstimateBound(re2::Regexp* re, int depth) {
 
 }  // namespace
 
+bool FoldFree(re2::Regexp* re) { return FoldFree(re, 0); }
+int64_t FoldedEstimateBound(re2::Regexp* re) { return FoldedEstimateBound(re, 0); }
+
 re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
                            re2::RegexpStatus* status) {
@@ -380,8 +407,11 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
     re2::Regexp* plain = re2::Regexp::Parse(
         text, static_cast<re2::Regexp::ParseFlags>(flags & ~re2::Regexp::FoldCase),
         status);
+    // The bound holds node by node; the margin covers the rest (the two parses
+    // may factor an alternation differently around k and s). Lists' patterns are
+    // bounded at hundreds to a few thousand instructions, far below it.
     if (plain != nullptr && FoldFree(plain, 0) &&
-        FoldedEstimateBound(plain, 0) <= large_instructions) {
+        FoldedEstimateBound(plain, 0) <= large_instructions / 2) {
       *large = false;
       return plain;
     }

@@ -45,17 +45,25 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes = 2);
 // RE2's memory budget.
 int64_t EstimateProgramSize(re2::Regexp* re);
 
+// For ParseForAtoms, on a tree parsed without case folding: true if folding could
+// not change its atoms on a normalised post (ASCII literals and classes, a negated
+// class's tail, no (?i)); and an upper bound on EstimateProgramSize of the same
+// pattern parsed with folding (for a tree FoldFree accepts).
+bool FoldFree(re2::Regexp* re);
+int64_t FoldedEstimateBound(re2::Regexp* re);
+
 // Parses a normalised pattern for ExtractAtoms, as RE2 will with parse `flags`
 // (case folding included), and says whether EstimateProgramSize of that parse is
 // above `large_instructions` (*large). Returns null with *status on a syntax error;
 // the caller Decrefs the tree.
 // Most patterns are parsed without case folding, which is 4 times faster (RE2 makes
 // and drops a character class for every letter it folds). That tree gives the same
-// guarantee when the pattern holds only ASCII literals, no class and no (?i): the
+// guarantee when the pattern holds only ASCII literals and classes and no (?i): the
 // scan lower-cases ASCII, and the other case forms of ASCII letters (U+212A KELVIN
 // SIGN for k, U+017F LONG S for s) never survive normalisation (prefilter_test
 // checks every code point). Its atoms then lack those two letters' forms, which no
-// post can hold. *large is decided from a bound on the folded parse's estimate.
+// post can hold. *large is decided from a bound on the folded parse's estimate
+// (with a margin: the fast path is for patterns below half `large_instructions`).
 re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
                            re2::RegexpStatus* status);
