@@ -409,8 +409,9 @@ void ScanSimilarRules(const SimilarOptions& options, CompiledList::Matchers* m) 
 
 // Builds the kSimilar matcher's index (the rules with match.similar).
 template <typename GetRule>
-void BuildSimilarIndex(size_t count, GetRule rule_at, const SimilarOptions& options,
-                       CompiledList::Matchers* m) {
+[[gnu::noinline]] void BuildSimilarIndex(size_t count, GetRule rule_at,
+                                         const SimilarOptions& options,
+                                         CompiledList::Matchers* m) {
   ScanSimilarRules(options, m);
   m->similar =
       m->any_similar ? IndexClaims(count, rule_at, options, HasSimilar) : nullptr;
@@ -583,9 +584,116 @@ std::vector<std::vector<std::string>> KeywordAtoms(
   return groups;
 }
 
+// What the large patterns compiled at load have cost so far (each counted once).
+struct LoadBudget {
+  int64_t instructions = 0;
+  std::unordered_set<const LazyRegex*> compiled;
+};
+
+// Compiles one rule's patterns, keyword sets and URLs into the matchers. Its own
+// function, called once per rule (the wasm build keeps Binaryen from inlining it:
+// CMakeLists.txt): V8 optimises a wasm function only for its later calls (wasm has
+// no on-stack replacement), so a loop over 10k rules inside Compile would run in
+// the baseline tier to the end, while Compile's optimised code, compiled on the
+// only other core meanwhile, would never run.
+Status CompileRuleMatchers(uint32_t r, const Rule& rule, int parse_flags,
+                           LoadBudget* budget, CompiledList::Matchers* m) {
+  auto where = [&](const std::string& field) {
+    return "rules[" + std::to_string(r) + "] (id \"" + rule.id + "\"): match." + field;
+  };
+  for (size_t p = 0; p < rule.patterns.size(); ++p) {
+    std::string normalised = NormalizePattern(rule.patterns[p]);
+    re2::RegexpStatus status;
+    bool large = false;
+    re2::Regexp* parsed = ParseForAtoms(normalised, parse_flags,
+                                        kCompileAtLoadInstructions, &large, &status);
+    if (parsed == nullptr) {
+      return Status(ErrorKind::kFormat,
+                    where("patterns[" + std::to_string(p) + "]") + ": " + status.Text());
+    }
+    // Straight into the prefilter (its Build sorts what it was given, so the
+    // order of adding does not matter): a large list's atoms are never all
+    // held twice.
+    const uint32_t item = static_cast<uint32_t>(m->patterns.size());
+    const RegexpAtoms atoms = ExtractAtoms(parsed);
+    if (atoms.usable) {
+      m->prefilter.AddItem(item, atoms.groups);
+    } else {
+      m->prefilter.AddAlwaysItem(item);
+    }
+    parsed->Decref();
+    m->AddPattern(r, normalised);
+    if (large) {
+      const LazyRegex* lazy = &m->Regex(m->patterns.back());
+      // Possibly over budget: compile now (forward and reverse programs, the
+      // reverse one being what an unanchored search with a span needs).
+      const re2::RE2& re = lazy->Get();
+      if (!re.ok() || re.ReverseProgramSize() < 0) {
+        bool too_large =
+            !re.ok() ? re.error_code() == re2::RE2::ErrorPatternTooLarge : true;
+        std::string error =
+            re.ok() ? "pattern too large - reverse compile failed" : re.error();
+        return Status(too_large ? ErrorKind::kLimit : ErrorKind::kFormat,
+                      where("patterns[" + std::to_string(p) + "]") + ": " + error);
+      }
+      if (budget->compiled.insert(lazy).second) {
+        budget->instructions += re.ProgramSize() + re.ReverseProgramSize();
+        if (budget->instructions > kMaxLoadCompiledInstructions) {
+          return Status(
+              ErrorKind::kLimit,
+              where("patterns[" + std::to_string(p) + "]") +
+                  ": the list's large patterns need more than " +
+                  std::to_string(kMaxLoadCompiledInstructions) +
+                  " RE2 instructions together (this one brings them to " +
+                  std::to_string(budget->instructions) +
+                  "); use fewer Unicode classes such as \\pL or counted repeats");
+        }
+      }
+    }
+  }
+  for (const KeywordSet& set : rule.keywords) {
+    CompiledKeywordSet ks{r, {}, {}, {}, set.within};
+    for (const auto& t : set.all) ks.all.push_back(MakeTerm(t));
+    for (const auto& t : set.any) ks.any.push_back(MakeTerm(t));
+    for (const auto& t : set.none) ks.none.push_back(MakeTerm(t));
+    // A term that normalises to nothing ("!!!") could never match: say so now
+    // rather than silently never matching.
+    for (const auto* terms : {&ks.all, &ks.any, &ks.none}) {
+      for (const Term& t : *terms) {
+        if (t.words.empty() || t.words[0].empty()) {
+          return Status(ErrorKind::kFormat,
+                        where("keywords") + ": a term has no letters or digits");
+        }
+      }
+    }
+    m->keyword_sets.push_back(std::move(ks));
+  }
+  for (size_t u = 0; u < rule.urls.size(); ++u) {
+    const std::string& entry = rule.urls[u];
+    if (IsDomainEntry(entry)) {
+      std::string canonical = CanonicalizeUrl("https://" + entry);
+      if (canonical.empty() || canonical.find('.') == std::string::npos) {
+        return Status(ErrorKind::kFormat, where("urls[" + std::to_string(u) + "]") +
+                                              ": \"" + entry + "\" is not a domain");
+      }
+      m->domains[std::string(WithoutPort(CanonicalHost(canonical)))].push_back(r);
+    } else {
+      std::string canonical = CanonicalizeUrl(entry);
+      if (canonical.empty()) {
+        return Status(ErrorKind::kFormat, where("urls[" + std::to_string(u) + "]") +
+                                              ": \"" + entry +
+                                              "\" is not an http(s) URL");
+      }
+      m->pages[canonical].push_back(r);
+    }
+  }
+  return Status::Ok();
+}
+
 // Adds the keyword sets to the prefilter (the patterns are already in, added as
-// they were parsed) and builds it.
-void BuildPrefilter(CompiledList::Matchers* m) {
+// they were parsed) and builds it. Not inlined into Compile, as CompileRuleMatchers
+// says.
+[[gnu::noinline]] void BuildPrefilter(CompiledList::Matchers* m) {
   Prefilter& pf = m->prefilter;
   std::unordered_map<std::string_view, uint32_t> word_use;
   for (const CompiledKeywordSet& ks : m->keyword_sets) {
@@ -625,8 +733,6 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
   Matchers& m = *compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
   const int parse_flags = Re2Options().ParseFlags();
-  int64_t load_instructions = 0;
-  std::unordered_set<const LazyRegex*> compiled_at_load;  // each counted once
   // The rules become records as they are compiled, and each is freed once nothing
   // more needs it (those with match.similar after the similarity index), so that
   // the two forms are never both whole in memory: wasm memory keeps its peak.
@@ -637,97 +743,11 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
     compiled->rule_offsets_.reserve(list.rules.size() + 1);
     m.rule_has_similar.reserve(list.rules.size());
   }
+  LoadBudget budget;
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     const Rule& rule = list.rules[r];
-    auto where = [&](const std::string& field) {
-      return "rules[" + std::to_string(r) + "] (id \"" + rule.id + "\"): match." + field;
-    };
-    for (size_t p = 0; p < rule.patterns.size(); ++p) {
-      std::string normalised = NormalizePattern(rule.patterns[p]);
-      re2::RegexpStatus status;
-      bool large = false;
-      re2::Regexp* parsed = ParseForAtoms(normalised, parse_flags,
-                                          kCompileAtLoadInstructions, &large, &status);
-      if (parsed == nullptr) {
-        return Status(ErrorKind::kFormat, where("patterns[" + std::to_string(p) + "]") +
-                                              ": " + status.Text());
-      }
-      // Straight into the prefilter (its Build sorts what it was given, so the
-      // order of adding does not matter): a large list's atoms are never all
-      // held twice.
-      const uint32_t item = static_cast<uint32_t>(m.patterns.size());
-      const RegexpAtoms atoms = ExtractAtoms(parsed);
-      if (atoms.usable) {
-        m.prefilter.AddItem(item, atoms.groups);
-      } else {
-        m.prefilter.AddAlwaysItem(item);
-      }
-      parsed->Decref();
-      m.AddPattern(r, normalised);
-      if (large) {
-        const LazyRegex* lazy = &m.Regex(m.patterns.back());
-        // Possibly over budget: compile now (forward and reverse programs, the
-        // reverse one being what an unanchored search with a span needs).
-        const re2::RE2& re = lazy->Get();
-        if (!re.ok() || re.ReverseProgramSize() < 0) {
-          bool too_large =
-              !re.ok() ? re.error_code() == re2::RE2::ErrorPatternTooLarge : true;
-          std::string error =
-              re.ok() ? "pattern too large - reverse compile failed" : re.error();
-          return Status(too_large ? ErrorKind::kLimit : ErrorKind::kFormat,
-                        where("patterns[" + std::to_string(p) + "]") + ": " + error);
-        }
-        if (compiled_at_load.insert(lazy).second) {
-          load_instructions += re.ProgramSize() + re.ReverseProgramSize();
-          if (load_instructions > kMaxLoadCompiledInstructions) {
-            return Status(
-                ErrorKind::kLimit,
-                where("patterns[" + std::to_string(p) + "]") +
-                    ": the list's large patterns need more than " +
-                    std::to_string(kMaxLoadCompiledInstructions) +
-                    " RE2 instructions together (this one brings them to " +
-                    std::to_string(load_instructions) +
-                    "); use fewer Unicode classes such as \\pL or counted repeats");
-          }
-        }
-      }
-    }
-    for (const KeywordSet& set : rule.keywords) {
-      CompiledKeywordSet ks{r, {}, {}, {}, set.within};
-      for (const auto& t : set.all) ks.all.push_back(MakeTerm(t));
-      for (const auto& t : set.any) ks.any.push_back(MakeTerm(t));
-      for (const auto& t : set.none) ks.none.push_back(MakeTerm(t));
-      // A term that normalises to nothing ("!!!") could never match: say so now
-      // rather than silently never matching.
-      for (const auto* terms : {&ks.all, &ks.any, &ks.none}) {
-        for (const Term& t : *terms) {
-          if (t.words.empty() || t.words[0].empty()) {
-            return Status(ErrorKind::kFormat,
-                          where("keywords") + ": a term has no letters or digits");
-          }
-        }
-      }
-      m.keyword_sets.push_back(std::move(ks));
-    }
-    for (size_t u = 0; u < rule.urls.size(); ++u) {
-      const std::string& entry = rule.urls[u];
-      if (IsDomainEntry(entry)) {
-        std::string canonical = CanonicalizeUrl("https://" + entry);
-        if (canonical.empty() || canonical.find('.') == std::string::npos) {
-          return Status(ErrorKind::kFormat, where("urls[" + std::to_string(u) + "]") +
-                                                ": \"" + entry + "\" is not a domain");
-        }
-        m.domains[std::string(WithoutPort(CanonicalHost(canonical)))].push_back(r);
-      } else {
-        std::string canonical = CanonicalizeUrl(entry);
-        if (canonical.empty()) {
-          return Status(ErrorKind::kFormat, where("urls[" + std::to_string(u) + "]") +
-                                                ": \"" + entry +
-                                                "\" is not an http(s) URL");
-        }
-        m.pages[canonical].push_back(r);
-      }
-    }
+    Status s = CompileRuleMatchers(r, rule, parse_flags, &budget, &m);
+    if (!s.ok()) return s;
     compiled->AddRule(rule);
     m.rule_has_similar.push_back(HasSimilar(rule));
     if (!HasSimilar(rule)) list.rules[r] = Rule();
@@ -1162,7 +1182,8 @@ std::vector<SimilarHit> CompiledList::Search(
   return m.search_index->Search(post, k, withheld);
 }
 
-void CompiledList::AddRule(const Rule& rule) {
+// (Not inlined into Compile's loop: see CompileRuleMatchers.)
+[[gnu::noinline]] void CompiledList::AddRule(const Rule& rule) {
   ByteWriter w;
   w.bytes().swap(rule_records_);
   EncodeRecord(rule, &w);
