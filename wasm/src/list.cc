@@ -836,7 +836,8 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   if (!found->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
   if (!rule_error.ok()) return rule_error;
   list.rules = std::move(rules);
-  list.rules.shrink_to_fit();  // growth slack would stay for the list's lifetime
+  // (Not shrunk to fit: the engine frees the rules as it compiles them, and a copy
+  // would raise the peak of wasm memory, which never shrinks.)
   *out = std::move(list);
   return Status::Ok();
 }

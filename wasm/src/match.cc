@@ -596,8 +596,9 @@ struct LoadBudget {
 // no on-stack replacement), so a loop over 10k rules inside Compile would run in
 // the baseline tier to the end, while Compile's optimised code, compiled on the
 // only other core meanwhile, would never run.
-Status CompileRuleMatchers(uint32_t r, const Rule& rule, int parse_flags,
-                           LoadBudget* budget, CompiledList::Matchers* m) {
+[[gnu::noinline]] Status CompileRuleMatchers(uint32_t r, const Rule& rule,
+                                             int parse_flags, LoadBudget* budget,
+                                             CompiledList::Matchers* m) {
   auto where = [&](const std::string& field) {
     return "rules[" + std::to_string(r) + "] (id \"" + rule.id + "\"): match." + field;
   };
