@@ -336,15 +336,6 @@ TEST_CASE("json_reader: nesting is not recursion", "[json_reader]") {
   const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
   struct Depth : JsonHandler {
     int depth = 0, max_depth = 0;
-    bool Null() override { return true; }
-    bool Boolean(bool) override { return true; }
-    bool Integer(int64_t) override { return true; }
-    bool Unsigned(uint64_t) override { return true; }
-    bool Float(double) override { return true; }
-    bool String(std::string&) override { return true; }
-    bool StartObject() override { return true; }
-    bool Key(std::string&) override { return true; }
-    bool EndObject() override { return true; }
     bool StartArray() override {
       max_depth = std::max(max_depth, ++depth);
       return true;

@@ -92,32 +92,21 @@ class Reader {
       bool complete = true;  // false: a container opened, its first element is next
       switch (*p_) {
         case '{':
-          ++p_;
-          if (!handler_->StartObject()) return false;
-          stack_.push_back('{');
+        case '[': {
+          const bool object = *p_++ == '{';
+          if (!(object ? handler_->StartObject() : handler_->StartArray())) return false;
+          stack_.push_back(object ? '{' : '[');
           Space();
-          if (p_ < end_ && *p_ == '}') {
+          if (p_ < end_ && *p_ == (object ? '}' : ']')) {  // empty
             ++p_;
             stack_.pop_back();
-            if (!handler_->EndObject()) return false;
+            if (!(object ? handler_->EndObject() : handler_->EndArray())) return false;
           } else {
-            if (!Key()) return false;
+            if (object && !Key()) return false;
             complete = false;
           }
           break;
-        case '[':
-          ++p_;
-          if (!handler_->StartArray()) return false;
-          stack_.push_back('[');
-          Space();
-          if (p_ < end_ && *p_ == ']') {
-            ++p_;
-            stack_.pop_back();
-            if (!handler_->EndArray()) return false;
-          } else {
-            complete = false;
-          }
-          break;
+        }
         case '"':
           if (!StringLiteral(&buffer_) || !handler_->String(buffer_)) return false;
           break;

@@ -232,45 +232,62 @@ int64_t SatMul(int64_t a, int64_t b) {
   return (a > kCap / b) ? kCap : a * b;
 }
 
-int64_t Estimate(re2::Regexp* re, int depth) {
+// Estimate's recursion over the tree; `leaf` gives the cost of a literal, a string
+// or a class (what case folding changes: see FoldedEstimateBound).
+template <typename Leaf>
+int64_t EstimateNodes(re2::Regexp* re, int depth, const Leaf& leaf) {
   if (depth > 1000) return INT64_MAX / 4;
-  // Per-node upper bounds on RE2's instructions: a UTF-8 rune is at most 4 byte
-  // ranges; one rune range of a class splits into a bounded number of UTF-8
-  // sequences (at most 4 lengths x a few continuation splits), bounded by 32.
   switch (re->op()) {
     case re2::kRegexpLiteral:
-      return 8;
     case re2::kRegexpLiteralString:
-      return SatMul(8, re->nrunes());
-    case re2::kRegexpCharClass: {
-      int64_t ranges = 0;
-      for (re2::RuneRange r : *re->cc()) {
-        (void)r;
-        ++ranges;
-      }
-      return SatAdd(SatMul(ranges, 32), 4);
-    }
+    case re2::kRegexpCharClass:
+      return leaf(re);
     case re2::kRegexpAnyChar:
       return 32;
     case re2::kRegexpConcat:
     case re2::kRegexpAlternate: {
       int64_t sum = re->nsub();
       for (int i = 0; i < re->nsub(); ++i)
-        sum = SatAdd(sum, Estimate(re->sub()[i], depth + 1));
+        sum = SatAdd(sum, EstimateNodes(re->sub()[i], depth + 1, leaf));
       return sum;
     }
     case re2::kRegexpStar:
     case re2::kRegexpPlus:
     case re2::kRegexpQuest:
     case re2::kRegexpCapture:
-      return SatAdd(Estimate(re->sub()[0], depth + 1), 4);
+      return SatAdd(EstimateNodes(re->sub()[0], depth + 1, leaf), 4);
     case re2::kRegexpRepeat: {
       int64_t copies = std::max(re->min(), re->max()) + 1;
-      return SatAdd(SatMul(Estimate(re->sub()[0], depth + 1) + 2, copies), 4);
+      return SatAdd(SatMul(EstimateNodes(re->sub()[0], depth + 1, leaf) + 2, copies), 4);
     }
     default:
       return 2;
   }
+}
+
+int64_t ClassRanges(re2::Regexp* re) {
+  int64_t ranges = 0;
+  for (re2::RuneRange r : *re->cc()) {
+    (void)r;
+    ++ranges;
+  }
+  return ranges;
+}
+
+// Per-node upper bounds on RE2's instructions: a UTF-8 rune is at most 4 byte
+// ranges; one rune range of a class splits into a bounded number of UTF-8
+// sequences (at most 4 lengths x a few continuation splits), bounded by 32.
+int64_t Estimate(re2::Regexp* re) {
+  return EstimateNodes(re, 0, [](re2::Regexp* leaf) -> int64_t {
+    switch (leaf->op()) {
+      case re2::kRegexpLiteral:
+        return 8;
+      case re2::kRegexpLiteralString:
+        return SatMul(8, leaf->nrunes());
+      default:
+        return SatAdd(SatMul(ClassRanges(leaf), 32), 4);
+    }
+  });
 }
 
 }  // namespace
@@ -304,7 +321,7 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes) {
   return out;
 }
 
-int64_t EstimateProgramSize(re2::Regexp* re) { return Estimate(re, 0); }
+int64_t EstimateProgramSize(re2::Regexp* re) { return Estimate(re); }
 
 namespace {
 
@@ -343,6 +360,10 @@ bool FoldFree(re2::Regexp* re, int depth) {
   }
 }
 
+}  // namespace
+
+bool FoldFree(re2::Regexp* re) { return FoldFree(re, 0); }
+
 // An upper bound on Estimate of the tree `re` (FoldFree, parsed without folding)
 // would have had, parsed with folding. Folding changes only the letters with a
 // third case form, k and s: each becomes a class of three runes (estimated 100)
@@ -352,52 +373,26 @@ bool FoldFree(re2::Regexp* re, int depth) {
 // of a class gains at most two ranges of the other case, and the class at most
 // four for the two other forms of k and s (added, or cut out of a negated class's
 // last range): 3r + 4 ranges for r.
-int64_t FoldedEstimateBound(re2::Regexp* re, int depth) {
+int64_t FoldedEstimateBound(re2::Regexp* re) {
   auto rune_cost = [](re2::Rune r) -> int64_t {
     r |= 0x20;  // ASCII lower case
     return r == 'k' || r == 's' ? 104 : 11;
   };
-  switch (re->op()) {
-    case re2::kRegexpLiteral:
-      return rune_cost(re->rune());
-    case re2::kRegexpLiteralString: {
-      int64_t sum = 0;
-      for (int i = 0; i < re->nrunes(); ++i) sum = SatAdd(sum, rune_cost(re->runes()[i]));
-      return sum;
-    }
-    case re2::kRegexpCharClass: {
-      int64_t ranges = 0;
-      for (re2::RuneRange r : *re->cc()) {
-        (void)r;
-        ++ranges;
+  return EstimateNodes(re, 0, [&](re2::Regexp* leaf) -> int64_t {
+    switch (leaf->op()) {
+      case re2::kRegexpLiteral:
+        return rune_cost(leaf->rune());
+      case re2::kRegexpLiteralString: {
+        int64_t sum = 0;
+        for (int i = 0; i < leaf->nrunes(); ++i)
+          sum = SatAdd(sum, rune_cost(leaf->runes()[i]));
+        return sum;
       }
-      return SatAdd(SatMul(3 * ranges + 4, 32), 4);
+      default:
+        return SatAdd(SatMul(3 * ClassRanges(leaf) + 4, 32), 4);
     }
-    case re2::kRegexpConcat:
-    case re2::kRegexpAlternate: {
-      int64_t sum = re->nsub();
-      for (int i = 0; i < re->nsub(); ++i)
-        sum = SatAdd(sum, FoldedEstimateBound(re->sub()[i], depth + 1));
-      return sum;
-    }
-    case re2::kRegexpStar:
-    case re2::kRegexpPlus:
-    case re2::kRegexpQuest:
-    case re2::kRegexpCapture:
-      return SatAdd(FoldedEstimateBound(re->sub()[0], depth + 1), 4);
-    case re2::kRegexpRepeat: {
-      int64_t copies = std::max(re->min(), re->max()) + 1;
-      return SatAdd(SatMul(FoldedEstimateBound(re->sub()[0], depth + 1) + 2, copies), 4);
-    }
-    default:
-      return Estimate(re, depth);  // nodes folding does not touch
-  }
+  });
 }
-
-}  // namespace
-
-bool FoldFree(re2::Regexp* re) { return FoldFree(re, 0); }
-int64_t FoldedEstimateBound(re2::Regexp* re) { return FoldedEstimateBound(re, 0); }
 
 re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
@@ -411,7 +406,7 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
     // may factor an alternation differently around k and s). Lists' patterns are
     // bounded at hundreds to a few thousand instructions, far below it.
     if (plain != nullptr && FoldFree(plain, 0) &&
-        FoldedEstimateBound(plain, 0) <= large_instructions / 2) {
+        FoldedEstimateBound(plain) <= large_instructions / 2) {
       *large = false;
       return plain;
     }
@@ -420,7 +415,7 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
   }
   re2::Regexp* folded =
       re2::Regexp::Parse(text, static_cast<re2::Regexp::ParseFlags>(flags), status);
-  if (folded != nullptr) *large = Estimate(folded, 0) > large_instructions;
+  if (folded != nullptr) *large = Estimate(folded) > large_instructions;
   return folded;
 }
 

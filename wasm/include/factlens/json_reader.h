@@ -23,24 +23,25 @@
 namespace factlens {
 
 // Receives a document's values in order. A method that returns false stops the
-// reading (ReadJson then returns false with no syntax error).
+// reading (ReadJson then returns false with no syntax error). Each accepts and
+// ignores by default, so a handler overrides what it wants to see.
 class JsonHandler {
  public:
   virtual ~JsonHandler() = default;
-  virtual bool Null() = 0;
-  virtual bool Boolean(bool value) = 0;
+  virtual bool Null() { return true; }
+  virtual bool Boolean(bool /*value*/) { return true; }
   // An integer without fraction or exponent: Unsigned when it has no sign and fits
   // 64 bits, Integer when negative and fits; otherwise it arrives as Float.
-  virtual bool Integer(int64_t value) = 0;
-  virtual bool Unsigned(uint64_t value) = 0;
-  virtual bool Float(double value) = 0;
+  virtual bool Integer(int64_t /*value*/) { return true; }
+  virtual bool Unsigned(uint64_t /*value*/) { return true; }
+  virtual bool Float(double /*value*/) { return true; }
   // `value` and `key` are decoded UTF-8; the handler may move from them.
-  virtual bool String(std::string& value) = 0;
-  virtual bool StartObject() = 0;
-  virtual bool Key(std::string& key) = 0;
-  virtual bool EndObject() = 0;
-  virtual bool StartArray() = 0;
-  virtual bool EndArray() = 0;
+  virtual bool String(std::string& /*value*/) { return true; }
+  virtual bool StartObject() { return true; }
+  virtual bool Key(std::string& /*key*/) { return true; }
+  virtual bool EndObject() { return true; }
+  virtual bool StartArray() { return true; }
+  virtual bool EndArray() { return true; }
 };
 
 // Reads `text` as one JSON document into `handler`. Returns true when the document
