@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "factlens/normalize.h"  // DecodeUtf8, AppendUtf8
+
 namespace factlens {
 namespace {
 
@@ -36,42 +38,6 @@ int HexValue(unsigned char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// Returns the length of the well-formed UTF-8 sequence (2-4 bytes; RFC 3629: no
-// overlong forms, no surrogates, nothing above U+10FFFF) at `p`, or 0.
-size_t Utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
-  auto cont = [&](size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-    return p + i < end && p[i] >= lo && p[i] <= hi;
-  };
-  const unsigned char c = p[0];
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-    return cont(1) && cont(2) ? 3 : 0;
-  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
-  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
-  return 0;
 }
 
 class Reader {
@@ -221,8 +187,9 @@ class Reader {
         ++p_;  // plain after all: the word check is conservative
         out->push_back(static_cast<char>(c));
       } else {
-        const size_t n = Utf8SequenceLength(p_, end_);
-        if (n == 0) return Fail(p_, "ill-formed UTF-8 inside a string");
+        int32_t cp;
+        const size_t n = DecodeUtf8(p_, end_ - p_, 0, &cp);
+        if (cp < 0) return Fail(p_, "ill-formed UTF-8 inside a string");
         out->append(reinterpret_cast<const char*>(p_), n);
         p_ += n;
       }

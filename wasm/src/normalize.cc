@@ -55,57 +55,8 @@ struct CodePointRange {
 // ---------------------------------------------------------------------------
 // UTF-8
 
-// Decodes the code point at s[i] (i < n). Returns its length in bytes, and sets
-// *cp to it, or to -1 for an invalid byte (length 1).
-inline size_t DecodeUtf8(const unsigned char* s, size_t n, size_t i, int32_t* cp) {
-  unsigned char c = s[i];
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  }
-  *cp = -1;
-  if (c < 0xC2 || c > 0xF4) return 1;
-  auto cont = [&](size_t k, unsigned char lo, unsigned char hi) {
-    return i + k < n && s[i + k] >= lo && s[i + k] <= hi;
-  };
-  if (c < 0xE0) {
-    if (!cont(1, 0x80, 0xBF)) return 1;
-    *cp = ((c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-    return 2;
-  }
-  if (c < 0xF0) {
-    unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    if (!cont(1, lo, hi) || !cont(2, 0x80, 0xBF)) return 1;
-    *cp = ((c & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-    return 3;
-  }
-  unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-  if (!cont(1, lo, hi) || !cont(2, 0x80, 0xBF) || !cont(3, 0x80, 0xBF)) return 1;
-  *cp = ((c & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) |
-        (s[i + 3] & 0x3F);
-  return 4;
-}
-
-inline void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    char b[2] = {static_cast<char>(0xC0 | (cp >> 6)),
-                 static_cast<char>(0x80 | (cp & 0x3F))};
-    out->append(b, 2);
-  } else if (cp < 0x10000) {
-    char b[3] = {static_cast<char>(0xE0 | (cp >> 12)),
-                 static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-                 static_cast<char>(0x80 | (cp & 0x3F))};
-    out->append(b, 3);
-  } else {
-    char b[4] = {static_cast<char>(0xF0 | (cp >> 18)),
-                 static_cast<char>(0x80 | ((cp >> 12) & 0x3F)),
-                 static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-                 static_cast<char>(0x80 | (cp & 0x3F))};
-    out->append(b, 4);
-  }
-}
+// (DecodeUtf8 and AppendUtf8 are in normalize.h: the list's JSON reader uses them
+// too.)
 
 inline bool IsAsciiLetter(unsigned char c) {
   return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
