@@ -398,14 +398,20 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
                            re2::RegexpStatus* status) {
   const re2::StringPiece text(pattern.data(), pattern.size());
-  if (flags & re2::Regexp::FoldCase) {
+  // A byte outside ASCII is (but for a capture's name) in a literal or a class that
+  // FoldFree refuses, as in lists in most languages but English: such a pattern
+  // goes straight to the folded parse, without a parse that would be dropped.
+  const bool ascii = std::all_of(pattern.begin(), pattern.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x80;
+  });
+  if ((flags & re2::Regexp::FoldCase) && ascii) {
     re2::Regexp* plain = re2::Regexp::Parse(
         text, static_cast<re2::Regexp::ParseFlags>(flags & ~re2::Regexp::FoldCase),
         status);
     // The bound holds node by node; the margin covers the rest (the two parses
     // may factor an alternation differently around k and s). Lists' patterns are
     // bounded at hundreds to a few thousand instructions, far below it.
-    if (plain != nullptr && FoldFree(plain, 0) &&
+    if (plain != nullptr && FoldFree(plain) &&
         FoldedEstimateBound(plain) <= large_instructions / 2) {
       *large = false;
       return plain;

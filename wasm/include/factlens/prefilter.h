@@ -57,7 +57,8 @@ int64_t FoldedEstimateBound(re2::Regexp* re);
 // above `large_instructions` (*large). Returns null with *status on a syntax error;
 // the caller Decrefs the tree.
 // Most patterns are parsed without case folding, which is 4 times faster (RE2 makes
-// and drops a character class for every letter it folds). That tree gives the same
+// and drops a character class for every letter it folds); one with a byte outside
+// ASCII is parsed with folding only. That tree gives the same
 // guarantee when the pattern holds only ASCII literals and classes and no (?i): the
 // scan lower-cases ASCII, and the other case forms of ASCII letters (U+212A KELVIN
 // SIGN for k, U+017F LONG S for s) never survive normalisation (prefilter_test
