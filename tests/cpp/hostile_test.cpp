@@ -111,7 +111,40 @@ TEST_CASE("hostile: duplicate keys are refused where they are", "[hostile]") {
                                           R"(,"x-a":{"k":{"b":1},"k":2})") +
                                  "]"));
   CHECK(s.message() == "rules[0].x-a: duplicate key \"k\"");
+  // In an object of many members (searched through a set past 16 members), as the
+  // first and as the last: 100k distinct members load, one repeated does not.
+  std::string many = "{";
+  for (int i = 0; i < 100000; ++i)
+    many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
+  for (const char* repeat : {"k0", "k99999", "k17"}) {
+    s = Load(engine,
+             ListWithRules("[" +
+                           RuleJson("r", R"({"patterns":["hoax"]})", "false", "low",
+                                    ",\"x-a\":" + many + ",\"" + repeat + "\":2}") +
+                           "]"));
+    CHECK(s.message() == "rules[0].x-a: duplicate key \"" + std::string(repeat) + "\"");
+  }
   CHECK(engine.Lists().empty());
+  s = Load(engine, ListWithRules("[" +
+                                 RuleJson("r", R"({"patterns":["hoax"]})", "false", "low",
+                                          ",\"x-a\":" + many + "}") +
+                                 "]"));
+  CHECK(s.ok());
+}
+
+TEST_CASE("hostile: of several unknown fields, the first in byte order is named",
+          "[hostile]") {
+  // Whatever order the author wrote them in: the message must not depend on it.
+  for (const char* extra :
+       {R"(,"zeta":1,"Beta":2,"alpha":3)", R"(,"alpha":3,"zeta":1,"Beta":2)",
+        R"(,"Beta":2,"alpha":3,"zeta":1)"}) {
+    Engine engine;
+    Status s = Load(engine, ListWithRules("[" +
+                                          RuleJson("r", R"({"patterns":["hoax"]})",
+                                                   "false", "low", extra) +
+                                          "]"));
+    CHECK(s.message() == "rules[0] (id \"r\"): Beta: unknown field");
+  }
 }
 
 TEST_CASE("hostile: lint of 200,000 rules locates 400,000 findings in linear time",

@@ -1,10 +1,11 @@
 // Copyright factlens authors.
 //
-// The list text is read by json_reader (strict JSON, fast) into our own DOM
-// builder rather than json::parse, because the builder can (1) stop at the first
-// limit (depth, rule count, string size) before memory grows with hostile input,
-// (2) reject duplicate keys, which json::parse silently resolves, and (3) hand each
-// rule on as soon as it is read, so a large list is never whole as a JSON tree.
+// The list text is read by json_reader (strict JSON, fast) into a small DOM of our
+// own (Value) through a builder rather than with nlohmann's json::parse, because
+// the builder can (1) stop at the first limit (depth, rule count, string size)
+// before memory grows with hostile input, (2) reject duplicate keys, which
+// json::parse silently resolves, and (3) hand each rule on as soon as it is read,
+// so a large list is never whole as a JSON tree.
 #include "factlens/list.h"
 
 #include <algorithm>
@@ -20,75 +21,139 @@
 #include <vector>
 
 #include "factlens/json_reader.h"
-#include "nlohmann/json.hpp"
 #include "re2/regexp.h"
 
 namespace factlens {
 namespace {
 
-using nlohmann::json;
-
 constexpr int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, exact in JS
+
+// ------------------------------------------------------------------------ DOM --
+
+// One JSON value of the list, as the checks below read it. (nlohmann/json's tree
+// cost a map node per member and a heap copy per string: a fifth of a list's
+// load.) An object keeps its members in document order; OnlyKeys reports unknown
+// keys in byte order, as a sorted map would list them, so messages do not depend
+// on the order an author wrote the fields in.
+struct Value;
+struct Member;
+struct Value {
+  enum class Kind : uint8_t {
+    kNull,
+    kBool,
+    kInteger,
+    kUnsigned,
+    kFloat,
+    kString,
+    kArray,
+    kObject
+  };
+  Kind kind = Kind::kNull;
+  // (A boolean's or a float's value is never read: the checks read only its kind.)
+  union {
+    int64_t integer = 0;  // kInteger
+    uint64_t unsigned_;   // kUnsigned
+  };
+  std::string string;
+  std::vector<Value> items;     // kArray
+  std::vector<Member> members;  // kObject
+
+  bool is_object() const { return kind == Kind::kObject; }
+  bool is_array() const { return kind == Kind::kArray; }
+  bool is_string() const { return kind == Kind::kString; }
+  // An integer without fraction or exponent, of either sign (as nlohmann's
+  // is_number_integer).
+  bool is_integer() const { return kind == Kind::kInteger || kind == Kind::kUnsigned; }
+  // Returns the member `key`, or nullptr.
+  Value* Find(std::string_view key);
+};
+struct Member {
+  std::string key;
+  Value value;
+};
+
+Value* Value::Find(std::string_view key) {
+  for (Member& m : members) {
+    if (m.key == key) return &m.value;
+  }
+  return nullptr;
+}
 
 // ---------------------------------------------------------------- DOM builder --
 
 class LimitedDomBuilder : public JsonHandler {
  public:
   // `on_rule`, if set, receives each element of the top-level "rules" array as soon
-  // as it is complete (with its index), and the builder keeps a null in its place:
+  // as it is complete (with its index), and the builder drops it from the array:
   // a list of 100k rules is never whole in memory as a JSON tree.
-  using RuleSink = std::function<void(json&&, size_t)>;
-  LimitedDomBuilder(const ParseLimits& limits, json* root, RuleSink on_rule = nullptr)
+  using RuleSink = std::function<void(Value&&, size_t)>;
+  LimitedDomBuilder(const ParseLimits& limits, Value* root, RuleSink on_rule = nullptr)
       : limits_(limits), root_(root), on_rule_(std::move(on_rule)) {}
 
-  bool Null() override { return Put(json(nullptr)); }
-  bool Boolean(bool v) override { return Put(json(v)); }
-  bool Integer(int64_t v) override { return Put(json(v)); }
-  bool Unsigned(uint64_t v) override { return Put(json(v)); }
-  bool Float(double v) override { return Put(json(v)); }
+  bool Null() override { return Put(Value()); }
+  bool Boolean(bool /*value*/) override {
+    Value value;
+    value.kind = Value::Kind::kBool;
+    return Put(std::move(value));
+  }
+  bool Integer(int64_t v) override {
+    Value value;
+    value.kind = Value::Kind::kInteger;
+    value.integer = v;
+    return Put(std::move(value));
+  }
+  bool Unsigned(uint64_t v) override {
+    Value value;
+    value.kind = Value::Kind::kUnsigned;
+    value.unsigned_ = v;
+    return Put(std::move(value));
+  }
+  bool Float(double /*value*/) override {
+    Value value;
+    value.kind = Value::Kind::kFloat;
+    return Put(std::move(value));
+  }
   bool String(std::string& v) override {
     if (v.size() > limits_.max_string_bytes) {
       return Fail(ErrorKind::kLimit, "string of " + std::to_string(v.size()) +
                                          " bytes exceeds the limit of " +
                                          std::to_string(limits_.max_string_bytes));
     }
-    return Put(json(std::move(v)));
+    Value value;
+    value.kind = Value::Kind::kString;
+    value.string = std::move(v);
+    return Put(std::move(value));
   }
-  bool StartObject() override {
-    if (!Enter()) return false;
-    json* value = Place(json::object());
-    stack_.push_back({value, {}, 0, nullptr});
-    return true;
-  }
+  bool StartObject() override { return Open(Value::Kind::kObject); }
   bool Key(std::string& k) override {
     Frame& top = stack_.back();
     // The pending key is the previous member's: the error is about this object.
-    top.key.clear();
+    top.key = nullptr;
     if (k.size() > limits_.max_string_bytes)
       return Fail(ErrorKind::kLimit, "key too long");
-    // The member is made here, its value set when it comes: one map lookup.
-    auto made = top.value->get_ref<json::object_t&>().emplace(k, nullptr);
-    if (!made.second) return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
-    top.slot = &made.first->second;
-    top.key = std::move(k);
+    std::vector<Member>& members = top.value->members;
+    // A rule has a few members, searched in place; an object with many (hostile,
+    // or not a rule) gets a set, so that it cannot cost a search per member.
+    bool duplicate;
+    if (members.size() < kMembersSearched) {
+      duplicate = top.value->Find(k) != nullptr;
+    } else {
+      if (top.keys.empty()) {
+        for (const Member& m : members) top.keys.insert(m.key);
+      }
+      duplicate = !top.keys.insert(k).second;
+    }
+    if (duplicate) return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
+    // (Room for a rule's fields at once: growing 1, 2, 4, 8 cost an allocation and
+    // a move of the members each time.)
+    if (members.empty()) members.reserve(kMembersReserved);
+    members.push_back({std::move(k), Value()});
+    top.key = &members.back().key;
     return true;
   }
-  bool EndObject() override {
-    stack_.pop_back();
-    RuleDone();
-    return true;
-  }
-  bool StartArray() override {
-    if (!Enter()) return false;
-    json* value = Place(json::array());
-    stack_.push_back({value, {}, 0, nullptr});
-    return true;
-  }
-  bool EndArray() override {
-    stack_.pop_back();
-    RuleDone();
-    return true;
-  }
+  bool EndObject() override { return Close(); }
+  bool StartArray() override { return Open(Value::Kind::kArray); }
+  bool EndArray() override { return Close(); }
   // A syntax error is located by line and column, not by JSON path.
   void SyntaxError(std::string message) {
     if (status_.ok()) status_ = Status(ErrorKind::kFormat, std::move(message));
@@ -97,39 +162,53 @@ class LimitedDomBuilder : public JsonHandler {
   const Status& status() const { return status_; }
 
  private:
+  static constexpr size_t kMembersSearched = 16;
+  static constexpr size_t kMembersReserved = 9;  // a rule's fields, extensions aside
   struct Frame {
-    json* value;
-    std::string key;  // pending key, objects only
-    size_t count;     // elements so far, arrays only
-    json* slot;       // the pending key's member, objects only
+    Value* value;
+    const std::string* key;                // the pending member's key, objects only
+    size_t count;                          // elements so far, arrays only
+    std::unordered_set<std::string> keys;  // objects of kMembersSearched members or more
   };
 
-  bool Enter() {
+  bool Open(Value::Kind kind) {
     if (stack_.size() + 1 > limits_.max_depth) {
       return Fail(ErrorKind::kLimit, "JSON nested deeper than " +
                                          std::to_string(limits_.max_depth) + " levels");
     }
-    return Count();
+    if (!Count()) return false;
+    Value v;
+    v.kind = kind;
+    stack_.push_back({Place(std::move(v)), nullptr, 0, {}});
+    return true;
   }
 
-  bool Put(json&& v) {
+  bool Close() {
+    stack_.pop_back();
+    RuleDone();
+    return true;
+  }
+
+  bool Put(Value&& v) {
     if (!Count()) return false;
     Place(std::move(v));
     RuleDone();
     return status_.ok();
   }
 
+  bool IsRules(const Frame& f) const { return f.key != nullptr && *f.key == "rules"; }
+
   // True if the innermost open value is the top-level "rules" array.
   bool InRules() const {
-    return stack_.size() == 2 && stack_[0].key == "rules" && stack_[1].value->is_array();
+    return stack_.size() == 2 && IsRules(stack_[0]) && stack_[1].value->is_array();
   }
 
   // Hands a just-completed element of the rules array to on_rule_.
   void RuleDone() {
     if (!on_rule_ || !InRules() || !status_.ok()) return;
-    json& element = stack_[1].value->back();
-    on_rule_(std::move(element), stack_[1].count - 1);
-    element = nullptr;
+    std::vector<Value>& items = stack_[1].value->items;
+    on_rule_(std::move(items.back()), stack_[1].count - 1);
+    items.pop_back();
   }
 
   // Counts one more value against the list's budget of values.
@@ -140,23 +219,27 @@ class LimitedDomBuilder : public JsonHandler {
         "the list has more than " + std::to_string(limits_.max_values) + " JSON values");
   }
 
-  // Returns where `v` was stored: the root, the pending key of the innermost
+  // Returns where `v` was stored: the root, the pending member of the innermost
   // object, or the end of the innermost array.
-  json* Place(json&& v) {
+  Value* Place(Value&& v) {
     if (stack_.empty()) {
       *root_ = std::move(v);
       return root_;
     }
     Frame& top = stack_.back();
-    if (top.value->is_object()) return &(*top.slot = std::move(v));
+    if (top.value->is_object()) {
+      Value& slot = top.value->members.back().value;
+      slot = std::move(v);
+      return &slot;
+    }
     ++top.count;
     // The rules array is the only one that can grow large; bound it while reading.
-    if (stack_.size() == 2 && stack_[0].key == "rules" && top.count > limits_.max_rules) {
+    if (stack_.size() == 2 && IsRules(stack_[0]) && top.count > limits_.max_rules) {
       Fail(ErrorKind::kLimit,
            "rules: more than " + std::to_string(limits_.max_rules) + " rules");
     }
-    top.value->push_back(std::move(v));
-    return &top.value->back();
+    top.value->items.push_back(std::move(v));
+    return &top.value->items.back();
   }
 
   bool Fail(ErrorKind kind, std::string message) {
@@ -170,9 +253,9 @@ class LimitedDomBuilder : public JsonHandler {
     for (size_t i = 0; i < stack_.size(); ++i) {
       const Frame& f = stack_[i];
       if (f.value->is_object()) {
-        if (f.key.empty()) continue;
+        if (f.key == nullptr || f.key->empty()) continue;
         if (!path.empty()) path += '.';
-        path += f.key;
+        path += *f.key;
       } else {
         path += "[" + std::to_string(f.count == 0 ? 0 : f.count - 1) + "]";
       }
@@ -181,7 +264,7 @@ class LimitedDomBuilder : public JsonHandler {
   }
 
   const ParseLimits& limits_;
-  json* root_;
+  Value* root_;
   RuleSink on_rule_;
   std::vector<Frame> stack_;
   size_t values_ = 0;
@@ -213,55 +296,58 @@ class Checker {
     return false;
   }
 
-  // Fails on keys outside `allowed`; keys starting with "x-" are extensions.
-  // (string_views: a key is compared with each allowed name by length first,
-  // where a const char* cost a strlen and a memcmp each, for every key of 100k
-  // rules.)
-  bool OnlyKeys(const json& obj, const std::string& where,
+  // Fails on keys outside `allowed`, naming the first in byte order; keys starting
+  // with "x-" are extensions. (string_views: a key is compared with each allowed
+  // name by length first, where a const char* cost a strlen and a memcmp each, for
+  // every key of 100k rules.)
+  bool OnlyKeys(const Value& obj, const std::string& where,
                 std::initializer_list<std::string_view> allowed) {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      const std::string& k = it.key();
+    const std::string* first_unknown = nullptr;
+    for (const Member& m : obj.members) {
+      const std::string& k = m.key;
       if (k.rfind("x-", 0) == 0) continue;
       bool known = std::any_of(allowed.begin(), allowed.end(),
                                [&](std::string_view a) { return a == k; });
-      if (!known) return Fail(Join(where, k.c_str()), "unknown field");
+      if (!known && (first_unknown == nullptr || k < *first_unknown)) first_unknown = &k;
     }
+    if (first_unknown != nullptr)
+      return Fail(Join(where, *first_unknown), "unknown field");
     return true;
   }
 
-  json* Object(json& parent, std::string_view key, const std::string& where,
-               bool required) {
-    auto it = parent.find(key);
-    if (it == parent.end()) {
+  Value* Object(Value& parent, std::string_view key, const std::string& where,
+                bool required) {
+    Value* v = parent.Find(key);
+    if (v == nullptr) {
       if (required) Fail(Join(where, key), "missing required field");
       return nullptr;
     }
-    if (!it->is_object()) {
+    if (!v->is_object()) {
       Fail(Join(where, key), "must be an object");
       return nullptr;
     }
-    return &*it;
+    return v;
   }
 
   // Reads a string field of 1..max_bytes bytes, moving it out of `parent` (each
   // rule's JSON is read once, then dropped).
-  bool String(json& parent, std::string_view key, const std::string& where, bool required,
-              size_t max_bytes, std::string* out) {
-    auto it = parent.find(key);
-    if (it == parent.end()) {
+  bool String(Value& parent, std::string_view key, const std::string& where,
+              bool required, size_t max_bytes, std::string* out) {
+    Value* v = parent.Find(key);
+    if (v == nullptr) {
       return required ? Fail(Join(where, key), "missing required field") : true;
     }
     return StringValue(
-        *it, [&] { return Join(where, key); }, max_bytes, out);
+        *v, [&] { return Join(where, key); }, max_bytes, out);
   }
 
   // A string over a field's documented length is a format error; over a hard
   // limit of ParseLimits (strings, patterns), a limit error. `where()` gives the
   // location, built only for a message: most strings are fine.
   template <typename Where>
-  bool StringValue(json& v, const Where& where, size_t max_bytes, std::string* out) {
+  bool StringValue(Value& v, const Where& where, size_t max_bytes, std::string* out) {
     if (!v.is_string()) return Fail(where(), "must be a string");
-    std::string& s = v.get_ref<std::string&>();
+    std::string& s = v.string;
     if (s.empty()) return Fail(where(), "must not be empty");
     if (s.size() > max_bytes) {
       bool hard =
@@ -274,23 +360,25 @@ class Checker {
   }
 
   // Reads an array of non-empty strings (1..max_items entries unless allow_empty).
-  bool StringArray(json& parent, std::string_view key, const std::string& where,
+  bool StringArray(Value& parent, std::string_view key, const std::string& where,
                    size_t max_bytes, std::vector<std::string>* out,
                    bool allow_empty = false) {
-    auto it = parent.find(key);
-    if (it == parent.end()) return true;
+    Value* v = parent.Find(key);
+    if (v == nullptr) return true;
     auto here = [&] { return Join(where, key); };
-    if (!it->is_array()) return Fail(here(), "must be an array of strings");
-    if (it->empty() && !allow_empty) return Fail(here(), "must not be empty");
-    if (it->size() > limits_.max_items) {
+    if (!v->is_array()) return Fail(here(), "must be an array of strings");
+    std::vector<Value>& items = v->items;
+    if (items.empty() && !allow_empty) return Fail(here(), "must not be empty");
+    if (items.size() > limits_.max_items) {
       return Fail(here(), "more than " + std::to_string(limits_.max_items) + " entries",
                   ErrorKind::kLimit);
     }
-    out->reserve(it->size());
-    for (size_t i = 0; i < it->size(); ++i) {
+    out->reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
       std::string s;
-      if (!StringValue((*it)[i], [&] { return here() + "[" + std::to_string(i) + "]"; },
-                       max_bytes, &s)) {
+      if (!StringValue(
+              items[i], [&] { return here() + "[" + std::to_string(i) + "]"; }, max_bytes,
+              &s)) {
         return false;
       }
       out->push_back(std::move(s));
@@ -416,7 +504,7 @@ std::string PatternSyntaxError(const std::string& pattern) {
   return message;
 }
 
-bool ReadTerms(Checker& c, json& set, std::string_view key, const std::string& where,
+bool ReadTerms(Checker& c, Value& set, std::string_view key, const std::string& where,
                std::vector<std::string>* out) {
   // Empty term arrays are allowed; the set needs some term in all or any.
   if (!c.StringArray(set, key, where, 200, out, /*allow_empty=*/true)) return false;
@@ -430,13 +518,13 @@ bool ReadTerms(Checker& c, json& set, std::string_view key, const std::string& w
   return true;
 }
 
-bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule* rule) {
+bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rule* rule) {
   std::string where = "rules[" + std::to_string(index) + "]";
   if (!r.is_object()) return c.Fail(where, "must be an object");
   // Name the rule by its id as early as possible, so every message carries it.
-  auto id_it = r.find("id");
-  if (id_it != r.end() && id_it->is_string()) {
-    where += " (id \"" + id_it->get_ref<const std::string&>().substr(0, 128) + "\")";
+  const Value* id = r.Find("id");
+  if (id != nullptr && id->is_string()) {
+    where += " (id \"" + id->string.substr(0, 128) + "\")";
   }
   where += ": ";
   auto field = [&](const std::string& f) { return where + f; };
@@ -488,7 +576,7 @@ bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule
   }
 
   // match: at least one matcher.
-  json* match = c.Object(r, "match", where, true);
+  Value* match = c.Object(r, "match", where, true);
   if (match == nullptr) return false;
   std::string mw = field("match");
   if (!c.OnlyKeys(*match, mw, {"patterns", "keywords", "similar", "urls"})) return false;
@@ -509,17 +597,17 @@ bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule
       return c.Fail(mw + ".patterns[" + std::to_string(i) + "]", error);
     }
   }
-  auto kw = match->find("keywords");
-  if (kw != match->end()) {
+  Value* kw = match->Find("keywords");
+  if (kw != nullptr) {
     std::string kww = mw + ".keywords";
     if (!kw->is_array()) return c.Fail(kww, "must be an array of keyword sets");
-    if (kw->empty()) return c.Fail(kww, "must not be empty");
-    if (kw->size() > limits.max_items) {
+    if (kw->items.empty()) return c.Fail(kww, "must not be empty");
+    if (kw->items.size() > limits.max_items) {
       return c.Fail(kww, "more than " + std::to_string(limits.max_items) + " entries",
                     ErrorKind::kLimit);
     }
-    for (size_t i = 0; i < kw->size(); ++i) {
-      json& set = (*kw)[i];
+    for (size_t i = 0; i < kw->items.size(); ++i) {
+      Value& set = kw->items[i];
       std::string sw = kww + "[" + std::to_string(i) + "]";
       if (!set.is_object()) return c.Fail(sw, "must be an object");
       if (!c.OnlyKeys(set, sw, {"all", "any", "none", "within"})) return false;
@@ -532,13 +620,18 @@ bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule
       if (ks.all.empty() && ks.any.empty()) {
         return c.Fail(sw, "needs at least one term in \"all\" or \"any\"");
       }
-      auto within = set.find("within");
-      if (within != set.end()) {
-        if (!within->is_number_integer() || within->get<int64_t>() < 1 ||
-            within->get<int64_t>() > 1000) {
-          return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
-        }
-        ks.within = static_cast<int>(within->get<int64_t>());
+      const Value* within = set.Find("within");
+      if (within != nullptr) {
+        // (An unsigned integer is one too large for int64_t or not negative.)
+        const bool in_range = within->kind == Value::Kind::kInteger
+                                  ? within->integer >= 1 && within->integer <= 1000
+                                  : within->kind == Value::Kind::kUnsigned &&
+                                        within->unsigned_ >= 1 &&
+                                        within->unsigned_ <= 1000;
+        if (!in_range) return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
+        ks.within = static_cast<int>(within->kind == Value::Kind::kInteger
+                                         ? within->integer
+                                         : static_cast<int64_t>(within->unsigned_));
       }
       rule->keywords.push_back(std::move(ks));
     }
@@ -558,7 +651,7 @@ bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule
     return c.Fail(mw, "needs at least one of patterns, keywords, similar, urls");
   }
 
-  json* review = c.Object(r, "review", where, true);
+  Value* review = c.Object(r, "review", where, true);
   if (review == nullptr) return false;
   std::string rw = field("review");
   if (!c.OnlyKeys(*review, rw, {"url", "title", "publisher", "date"})) return false;
@@ -579,7 +672,7 @@ bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule
     return c.Fail(rw + ".date", "not an RFC 3339 date (e.g. 2025-03-01)");
   }
 
-  json* examples = c.Object(r, "examples", where, false);
+  Value* examples = c.Object(r, "examples", where, false);
   if (!c.ok()) return false;
   if (examples != nullptr) {
     std::string ew = field("examples");
@@ -594,8 +687,8 @@ bool ReadRule(Checker& c, json& r, size_t index, const ParseLimits& limits, Rule
   return true;
 }
 
-bool ReadInfo(Checker& c, json& root, ListInfo* info) {
-  json* list = c.Object(root, "list", "", true);
+bool ReadInfo(Checker& c, Value& root, ListInfo* info) {
+  Value* list = c.Object(root, "list", "", true);
   if (list == nullptr) return false;
   if (!c.OnlyKeys(
           *list, "list",
@@ -611,7 +704,7 @@ bool ReadInfo(Checker& c, json& root, ListInfo* info) {
       !c.String(*list, "description", "list", false, 2000, &description)) {
     return false;
   }
-  json* publisher = c.Object(*list, "publisher", "list", true);
+  Value* publisher = c.Object(*list, "publisher", "list", true);
   if (publisher == nullptr) return false;
   if (!c.OnlyKeys(*publisher, "list.publisher", {"name", "url"}) ||
       !c.String(*publisher, "name", "list.publisher", true, 200, &info->publisher_name) ||
@@ -621,14 +714,17 @@ bool ReadInfo(Checker& c, json& root, ListInfo* info) {
   if (!StartsWith(info->publisher_url, "https://")) {
     return c.Fail("list.publisher.url", "must be an https:// URL");
   }
-  auto version = list->find("version");
-  if (version == list->end()) return c.Fail("list.version", "missing required field");
-  if (!version->is_number_integer()) return c.Fail("list.version", "must be an integer");
-  if (version->is_number_unsigned() ? version->get<uint64_t>() > kMaxSafeInteger
-                                    : (version->get<int64_t>() < 0)) {
+  const Value* version = list->Find("version");
+  if (version == nullptr) return c.Fail("list.version", "missing required field");
+  if (!version->is_integer()) return c.Fail("list.version", "must be an integer");
+  if (version->kind == Value::Kind::kUnsigned ? version->unsigned_ > kMaxSafeInteger
+                                              : version->integer < 0) {
     return c.Fail("list.version", "must be from 0 to 2^53-1");
   }
-  info->version = version->get<int64_t>();
+  // (The reader sends an integer without a sign as unsigned; "-0" comes as 0.)
+  info->version = version->kind == Value::Kind::kUnsigned
+                      ? static_cast<int64_t>(version->unsigned_)
+                      : version->integer;
   if (!c.String(*list, "issued", "list", true, 64, &info->issued) ||
       !c.String(*list, "expires", "list", true, 64, &info->expires)) {
     return false;
@@ -795,7 +891,7 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   std::vector<Rule> rules;
   std::unordered_set<std::string> ids;
   Status rule_error;
-  auto on_rule = [&](json&& element, size_t i) {
+  auto on_rule = [&](Value&& element, size_t i) {
     if (!rule_error.ok()) return;
     Rule rule;
     if (!ReadRule(rule_checker, element, i, limits, &rule)) {
@@ -809,7 +905,7 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
     }
     rules.push_back(std::move(rule));
   };
-  json root;
+  Value root;
   LimitedDomBuilder builder(limits, &root, on_rule);
   std::string syntax_error;
   const bool read = ReadJson(text, &builder, &syntax_error);
@@ -830,8 +926,8 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
                       "\" is not supported (expected \"factlens/1\")");
   }
   if (!ReadInfo(c, root, &list.info)) return c.status();
-  auto found = root.find("rules");
-  if (found == root.end())
+  const Value* found = root.Find("rules");
+  if (found == nullptr)
     return Status(ErrorKind::kFormat, "rules: missing required field");
   if (!found->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
   if (!rule_error.ok()) return rule_error;
