@@ -559,26 +559,39 @@ namespace {
 std::vector<std::vector<std::string>> KeywordAtoms(
     const CompiledKeywordSet& ks,
     const std::unordered_map<std::string_view, uint32_t>& word_use) {
-  auto better = [&](const std::string& a, const std::string& b) {
-    uint32_t ua = word_use.at(a), ub = word_use.at(b);
-    if (ua != ub) return ua < ub;
-    return a.size() > b.size();
+  // A word is a better atom the fewer keyword sets use it, then the longer it is.
+  // (Its use is looked up once, and the sort moves these small records, not
+  // strings: the sort's code is small, which matters as V8 optimises it during
+  // the first load, on the core the load would otherwise have.)
+  struct Choice {
+    uint32_t use, size;
+    const std::string* word;
+  };
+  auto choice = [&](const std::string& w) {
+    return Choice{word_use.at(w), static_cast<uint32_t>(w.size()), &w};
+  };
+  auto better = [](const Choice& a, const Choice& b) {
+    if (a.use != b.use) return a.use < b.use;
+    return a.size > b.size;
   };
   auto best_word = [&](const Term& t) {
-    const std::string* best = &t.words[0];
+    Choice best = choice(t.words[0]);
     for (const std::string& w : t.words) {
-      if (better(w, *best)) best = &w;
+      const Choice c = choice(w);
+      if (better(c, best)) best = c;
     }
-    return *best;
+    return best;
   };
+  std::vector<Choice> all;
+  all.reserve(ks.all.size());
+  for (const Term& t : ks.all) all.push_back(best_word(t));
+  std::sort(all.begin(), all.end(), better);
+  if (all.size() >= Prefilter::kMaxGroups) all.resize(Prefilter::kMaxGroups - 1);
   std::vector<std::vector<std::string>> groups;
-  for (const Term& t : ks.all) groups.push_back({best_word(t)});
-  std::sort(groups.begin(), groups.end(),
-            [&](const auto& a, const auto& b) { return better(a[0], b[0]); });
-  if (groups.size() >= Prefilter::kMaxGroups) groups.resize(Prefilter::kMaxGroups - 1);
+  for (const Choice& c : all) groups.push_back({*c.word});
   if (!ks.any.empty()) {
     std::vector<std::string> any;
-    for (const Term& t : ks.any) any.push_back(best_word(t));
+    for (const Term& t : ks.any) any.push_back(*best_word(t).word);
     groups.push_back(std::move(any));
   }
   return groups;
