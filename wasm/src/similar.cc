@@ -578,6 +578,27 @@ struct SimilarIndex::Impl {
     return options.stemming ? stem_envs.Stem(stemmer, word) : word;
   }
 
+  // What Build keeps from one claim to the next. Per distinct (word, language):
+  // whether it counts (IsContent), its stem's id and its character grams' ids
+  // (words repeat across claims, so stemming and gram hashing happen once each);
+  // and the current claim's terms.
+  struct WordTerms {
+    bool content;  // IsContent: the rest is set only if it is
+    uint32_t id;
+    uint32_t grams_begin, grams_size;  // in gram_ids
+  };
+  struct BuildScratch {
+    IdMap64 word_index;  // HashBytes of the word and language -> index into word_terms
+    std::vector<WordTerms> word_terms;
+    std::vector<uint32_t> gram_ids;
+    std::vector<uint64_t> gram_keys;
+    std::vector<uint32_t> ids, field_ids[kFieldCount];
+    std::vector<std::vector<uint32_t>> phrasings;
+  };
+  // Returns the terms of `word` stemmed with `stemmer`, adding them on first sight.
+  const WordTerms& TermsOf(std::string_view word, int stemmer, BuildScratch* b);
+  // Adds claim `source`, stemmed with `stemmer`, to docs (Build, once per claim).
+  void AddDoc(const SimilarDoc& source, int stemmer, BuildScratch* b);
   // Derives postings from the documents (Build; Deserialize reads them instead).
   void BuildPostings();
   // Derives idf, norms and scratch space from the documents and postings.
@@ -728,81 +749,79 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
   if (x.stemmers.empty()) x.stemmers.push_back(0);
   x.stop_words = StopWordsFor(x.stemmers);
 
-  // Per distinct (word, language): whether it counts (IsContent), its stem's id and
-  // its character grams' ids.
-  // Words repeat across claims, so stemming and gram hashing happen once each.
-  struct WordTerms {
-    bool content;  // IsContent: the rest is set only if it is
-    uint32_t id;
-    uint32_t grams_begin, grams_size;  // in gram_ids
-  };
-  IdMap64 word_index;  // HashBytes of the word and language -> index into word_terms
-  std::vector<WordTerms> word_terms;
-  std::vector<uint32_t> gram_ids;
-  std::vector<uint64_t> gram_keys;
-  auto terms_of = [&](std::string_view word, int stemmer) -> const WordTerms& {
-    uint64_t key = HashBytes(word);
-    key = (key ^ (0x100u + static_cast<unsigned>(stemmer))) * 1099511628211ull;
-    const uint32_t at = word_index.Add(key);
-    if (at < word_terms.size()) return word_terms[at];
-    if (!x.IsContent(word)) {
-      word_terms.push_back({false, kNone, 0, 0});
-      return word_terms.back();
-    }
-    WordTerms t{true, x.words.Add(HashBytes(x.Stem(stemmer, std::string(word)))),
-                static_cast<uint32_t>(gram_ids.size()), 0};
-    if (options.char_ngrams) {
-      gram_keys.clear();
-      CharGramKeys(word, &gram_keys);
-      for (uint64_t g : gram_keys) gram_ids.push_back(x.chars.Add(g));
-      t.grams_size = static_cast<uint32_t>(gram_ids.size() - t.grams_begin);
-    }
-    word_terms.push_back(t);
-    return word_terms.back();
-  };
-
   x.docs.reserve(docs.size());
-  std::vector<uint32_t> ids, field_ids[kFieldCount];
-  std::vector<std::vector<uint32_t>> phrasings;
-  for (uint32_t d = 0; d < docs.size(); ++d) {
-    Impl::Doc doc;
-    doc.rule_index = docs[d].rule_index;
-    doc.stemmer = doc_stemmer[d];
-    for (auto& f : field_ids) f.clear();
-    phrasings.clear();
-    for (const std::string& phrasing : docs[d].phrasings) {
-      ids.clear();
-      uint32_t previous = kNone;
-      ForEachWord(NormalizeToString(phrasing), [&](std::string_view w) {
-        const WordTerms terms = terms_of(w, doc.stemmer);
-        if (!terms.content) return;
-        ids.push_back(terms.id);
-        field_ids[kClaimField].push_back(terms.id);
-        if (options.word_bigrams && previous != kNone) {
-          field_ids[kBigramField].push_back(x.bigrams.Add(BigramKey(previous, terms.id)));
-        }
-        previous = terms.id;
-        field_ids[kCharField].insert(
-            field_ids[kCharField].end(), gram_ids.begin() + terms.grams_begin,
-            gram_ids.begin() + terms.grams_begin + terms.grams_size);
-      });
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-      phrasings.push_back(ids);
-    }
-    if (options.title_field && !docs[d].title.empty()) {
-      ForEachWord(NormalizeToString(docs[d].title), [&](std::string_view w) {
-        const WordTerms& terms = terms_of(w, doc.stemmer);
-        if (terms.content) field_ids[kTitleField].push_back(terms.id);
-      });
-    }
-    for (int f = 0; f < kFieldCount; ++f) doc.terms[f] = CountTerms(&field_ids[f]);
-    x.AddWords(&doc, phrasings);
-    x.docs.push_back(std::move(doc));
-  }
+  Impl::BuildScratch scratch;
+  for (uint32_t d = 0; d < docs.size(); ++d) x.AddDoc(docs[d], doc_stemmer[d], &scratch);
   x.BuildPostings();
   x.Finish();
   return std::unique_ptr<SimilarIndex>(new SimilarIndex(std::move(impl)));
+}
+
+const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_view word,
+                                                                 int stemmer,
+                                                                 BuildScratch* b) {
+  uint64_t key = HashBytes(word);
+  key = (key ^ (0x100u + static_cast<unsigned>(stemmer))) * 1099511628211ull;
+  const uint32_t at = b->word_index.Add(key);
+  if (at < b->word_terms.size()) return b->word_terms[at];
+  if (!IsContent(word)) {
+    b->word_terms.push_back({false, kNone, 0, 0});
+    return b->word_terms.back();
+  }
+  WordTerms t{true, words.Add(HashBytes(Stem(stemmer, std::string(word)))),
+              static_cast<uint32_t>(b->gram_ids.size()), 0};
+  if (options.char_ngrams) {
+    b->gram_keys.clear();
+    CharGramKeys(word, &b->gram_keys);
+    for (uint64_t g : b->gram_keys) b->gram_ids.push_back(chars.Add(g));
+    t.grams_size = static_cast<uint32_t>(b->gram_ids.size() - t.grams_begin);
+  }
+  b->word_terms.push_back(t);
+  return b->word_terms.back();
+}
+
+// Its own function, called once per claim (not inlined into Build's loop), as
+// CompileRuleMatchers in match.cc: V8 optimises a wasm function only for its later
+// calls (wasm has no on-stack replacement), so a first load can use the optimised
+// code for most claims, where a loop in Build would run unoptimised to its end.
+[[gnu::noinline]] void SimilarIndex::Impl::AddDoc(const SimilarDoc& source, int stemmer,
+                                                  BuildScratch* b) {
+  Doc doc;
+  doc.rule_index = source.rule_index;
+  doc.stemmer = stemmer;
+  auto& field_ids = b->field_ids;
+  for (auto& f : field_ids) f.clear();
+  b->phrasings.clear();
+  for (const std::string& phrasing : source.phrasings) {
+    std::vector<uint32_t>& ids = b->ids;
+    ids.clear();
+    uint32_t previous = kNone;
+    ForEachWord(NormalizeToString(phrasing), [&](std::string_view w) {
+      const WordTerms terms = TermsOf(w, stemmer, b);
+      if (!terms.content) return;
+      ids.push_back(terms.id);
+      field_ids[kClaimField].push_back(terms.id);
+      if (options.word_bigrams && previous != kNone) {
+        field_ids[kBigramField].push_back(bigrams.Add(BigramKey(previous, terms.id)));
+      }
+      previous = terms.id;
+      field_ids[kCharField].insert(
+          field_ids[kCharField].end(), b->gram_ids.begin() + terms.grams_begin,
+          b->gram_ids.begin() + terms.grams_begin + terms.grams_size);
+    });
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    b->phrasings.push_back(ids);
+  }
+  if (options.title_field && !source.title.empty()) {
+    ForEachWord(NormalizeToString(source.title), [&](std::string_view w) {
+      const WordTerms& terms = TermsOf(w, stemmer, b);
+      if (terms.content) field_ids[kTitleField].push_back(terms.id);
+    });
+  }
+  for (int f = 0; f < kFieldCount; ++f) doc.terms[f] = CountTerms(&field_ids[f]);
+  AddWords(&doc, b->phrasings);
+  docs.push_back(std::move(doc));
 }
 
 void SimilarIndex::Impl::BuildPostings() {
