@@ -17,10 +17,20 @@ const SIZES = sizes.length ? sizes : [1000, 10000, 100000];
 const SEED = 20250115;
 const cli = join(root, 'build/bin/factlens');
 const BATCH = 200;  // posts per checkBatch, as extension/content/content.js sends them
+// A first load's time varies by 10-25% from one run to the next on these shared
+// 2-core machines (V8 compiles optimised code on the other core meanwhile), so each
+// load is timed in this many fresh modules, each in a worker of its own: the median
+// is printed, with the range.
+const LOAD_RUNS = 5;
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const mb = (n) => (n / 1048576).toFixed(1);
 const fmt = (x, d = 1) => Number(x).toFixed(d);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+// "280 ms (median of 5 fresh modules: 253-319)", or "280 ms" for one.
+const fmtRuns = (xs) => xs.length === 1 ? `${fmt(xs[0], 0)} ms`
+  : `${fmt(median(xs), 0)} ms (median of ${xs.length} fresh modules: ` +
+    `${fmt(Math.min(...xs), 0)}-${fmt(Math.max(...xs), 0)})`;
 
 // The naive baseline: one RegExp per pattern rule, tried in a loop on the raw post
 // (no normalisation: it is what a page script would do).
@@ -65,10 +75,10 @@ function inWorker(data) {
   });
 }
 
-// The phases, inside a worker: load from text (then export the compiled form), or
-// load from the compiled form and check every post (and, with `batched`, check them
-// once more in batches).
-async function phase({ phase: name, listPath, blobPath, postsPath, batched }) {
+// The phases, inside a worker: load from text (then, with `exportBlob`, export the
+// compiled form), load from the compiled form ('restore'), or load from the compiled
+// form and check every post (and, with `batched`, check them once more in batches).
+async function phase({ phase: name, listPath, blobPath, postsPath, batched, exportBlob }) {
   const engine = await createEngine();
   if (name === 'text') {
     const listText = readFileSync(listPath, 'utf8');
@@ -76,6 +86,7 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched }) {
     const info = engine.loadList(listText, { allowUnsigned: true });
     const loadText = performance.now() - t0;
     const memAfterText = engine.memoryStats();
+    if (!exportBlob) return { loadText, memAfterText };
     t0 = performance.now();
     const blob = engine.exportCompiled(info.id);
     return { loadText, memAfterText, exportMs: performance.now() - t0, blob };
@@ -84,6 +95,7 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched }) {
   let t0 = performance.now();
   engine.loadCompiled(blob, { allowUnsigned: true });
   const loadCompiled = performance.now() - t0;
+  if (name === 'restore') return { loadCompiled };
   const memAfterCompiled = engine.memoryStats();
   const posts = readFileSync(postsPath, 'utf8').split('\n').map((l) => JSON.parse(l).text);
   // Two passes: the first meets a cold engine (V8 runs new wasm code in its baseline
@@ -119,17 +131,24 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched }) {
 // own so that each starts from a fresh module (wasm memory only grows: a shared
 // module would carry the previous phase's peak; memory = the wasm memory's size, i.e.
 // its peak): load from text and export, then restore the compiled form and check the
-// posts twice (then in batches too, with `batched`). Returns the list's path, both
-// phases' results, the throughputs and the sorted per-post times of each pass.
-async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false) {
+// posts twice (then in batches too, with `batched`); with `loadRuns` > 1, both loads
+// again in more fresh modules. Returns the list's path, both phases' results, the
+// load times (ms, one per module), the throughputs and the sorted per-post times of
+// each pass.
+async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false, loadRuns = 1) {
   const listPath = join(dir, `${name}.json`);
   writeFileSync(listPath, listText);
-  const text = await inWorker({ phase: 'text', listPath });
+  const text = await inWorker({ phase: 'text', listPath, exportBlob: true });
   const blobPath = join(dir, `${name}.flcl`);
   writeFileSync(blobPath, text.blob);
   const run = await inWorker({ phase: 'compiled', blobPath, postsPath, batched });
+  const loadTextMs = [text.loadText], loadCompiledMs = [run.loadCompiled];
+  for (let i = 1; i < loadRuns; i++) {
+    loadTextMs.push((await inWorker({ phase: 'text', listPath })).loadText);
+    loadCompiledMs.push((await inWorker({ phase: 'restore', blobPath })).loadCompiled);
+  }
   return {
-    listPath, text, run,
+    listPath, text, run, loadTextMs, loadCompiledMs,
     mbps: bytes / 1e6 / (run.cold.checkMs / 1e3),
     warmMbps: bytes / 1e6 / (run.warm.checkMs / 1e3),
     batchMbps: batched ? bytes / 1e6 / (run.batchMs / 1e3) : null,
@@ -153,9 +172,9 @@ async function main() {
       writeFileSync(postsPath, w.posts.map((text) => JSON.stringify({ text })).join('\n'));
 
       // wasm
-      const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes, true);
-      const { loadText, exportMs, memAfterText, blob } = full.text;
-      const { loadCompiled, memAfterCompiled, memEnd, matched } = full.run;
+      const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes, true, LOAD_RUNS);
+      const { exportMs, memAfterText, blob } = full.text;
+      const { memAfterCompiled, memEnd, matched } = full.run;
       const { times, warmTimes, mbps: wasmMbps, warmMbps, batchMbps } = full;
 
       // native
@@ -178,8 +197,8 @@ async function main() {
       console.log(`\n== ${size} rules (${mb(w.listText.length)} MB list text, ${w.posts.length} posts, ` +
         `${mb(bytes)} MB, ${w.planted.length} planted; ${matched} posts matched in wasm, ` +
         `${native.matchedPosts} natively)`);
-      console.log(`  load from text       wasm ${fmt(loadText, 0)} ms   native ${fmt(native.loadTextMs, 0)} ms`);
-      console.log(`  load from compiled   wasm ${fmt(loadCompiled, 0)} ms   native ${fmt(native.loadCompiledMs, 0)} ms` +
+      console.log(`  load from text       wasm ${fmtRuns(full.loadTextMs)}   native ${fmt(native.loadTextMs, 0)} ms`);
+      console.log(`  load from compiled   wasm ${fmtRuns(full.loadCompiledMs)}   native ${fmt(native.loadCompiledMs, 0)} ms` +
         `   (${mb(blob.length)} MB compiled form; export ${fmt(exportMs, 0)} ms)`);
       console.log(`  throughput           wasm ${fmt(wasmMbps)} MB/s   native ${fmt(native.mbPerS)} MB/s` +
         `   naive JS ${fmt(naiveMbps, 3)} MB/s   (first pass)`);
