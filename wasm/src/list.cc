@@ -52,7 +52,7 @@ struct Value {
   // (A boolean's or a float's value is never read: the checks read only its kind.)
   union {
     int64_t integer = 0;  // kInteger
-    uint64_t unsigned_;   // kUnsigned
+    uint64_t natural;     // kUnsigned
   };
   std::string string;
   std::vector<Value> items;     // kArray
@@ -105,7 +105,7 @@ class LimitedDomBuilder : public JsonHandler {
   bool Unsigned(uint64_t v) override {
     Value value;
     value.kind = Value::Kind::kUnsigned;
-    value.unsigned_ = v;
+    value.natural = v;
     return Put(std::move(value));
   }
   bool Float(double /*value*/) override {
@@ -626,12 +626,11 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
         const bool in_range = within->kind == Value::Kind::kInteger
                                   ? within->integer >= 1 && within->integer <= 1000
                                   : within->kind == Value::Kind::kUnsigned &&
-                                        within->unsigned_ >= 1 &&
-                                        within->unsigned_ <= 1000;
+                                        within->natural >= 1 && within->natural <= 1000;
         if (!in_range) return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
         ks.within = static_cast<int>(within->kind == Value::Kind::kInteger
                                          ? within->integer
-                                         : static_cast<int64_t>(within->unsigned_));
+                                         : static_cast<int64_t>(within->natural));
       }
       rule->keywords.push_back(std::move(ks));
     }
@@ -717,13 +716,13 @@ bool ReadInfo(Checker& c, Value& root, ListInfo* info) {
   const Value* version = list->Find("version");
   if (version == nullptr) return c.Fail("list.version", "missing required field");
   if (!version->is_integer()) return c.Fail("list.version", "must be an integer");
-  if (version->kind == Value::Kind::kUnsigned ? version->unsigned_ > kMaxSafeInteger
+  if (version->kind == Value::Kind::kUnsigned ? version->natural > kMaxSafeInteger
                                               : version->integer < 0) {
     return c.Fail("list.version", "must be from 0 to 2^53-1");
   }
   // (The reader sends an integer without a sign as unsigned; "-0" comes as 0.)
   info->version = version->kind == Value::Kind::kUnsigned
-                      ? static_cast<int64_t>(version->unsigned_)
+                      ? static_cast<int64_t>(version->natural)
                       : version->integer;
   if (!c.String(*list, "issued", "list", true, 64, &info->issued) ||
       !c.String(*list, "expires", "list", true, 64, &info->expires)) {
