@@ -35,7 +35,6 @@ constexpr int64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, exact in JS
 // loads 7% faster.) An object keeps its members in document order; OnlyKeys
 // reports unknown keys in byte order, as a sorted map listed them, so messages do
 // not depend on the order an author wrote the fields in.
-struct Value;
 struct Member;
 struct Value {
   enum class Kind : uint8_t {
@@ -48,6 +47,9 @@ struct Value {
     kArray,
     kObject
   };
+  Value() = default;
+  explicit Value(Kind k) : kind(k) {}
+
   Kind kind = Kind::kNull;
   // (A boolean's or a float's value is never read: the checks read only its kind.)
   union {
@@ -64,6 +66,22 @@ struct Value {
   // An integer without fraction or exponent, of either sign (as nlohmann's
   // is_number_integer).
   bool is_integer() const { return kind == Kind::kInteger || kind == Kind::kUnsigned; }
+  // True if this is an integer from `low` to `high`, then stored in `*out`.
+  // (The reader sends an integer without a sign as unsigned, a negative one as
+  // signed; "-0" comes as a signed 0.)
+  bool IntegerIn(int64_t low, int64_t high, int64_t* out) const {
+    int64_t v;
+    if (kind == Kind::kInteger) {
+      v = integer;
+    } else if (kind == Kind::kUnsigned && natural <= uint64_t{INT64_MAX}) {
+      v = static_cast<int64_t>(natural);
+    } else {
+      return false;
+    }
+    if (v < low || v > high) return false;
+    *out = v;
+    return true;
+  }
   // Returns the member `key`, or nullptr.
   Value* Find(std::string_view key);
 };
@@ -91,36 +109,25 @@ class LimitedDomBuilder : public JsonHandler {
       : limits_(limits), root_(root), on_rule_(std::move(on_rule)) {}
 
   bool Null() override { return Put(Value()); }
-  bool Boolean(bool /*value*/) override {
-    Value value;
-    value.kind = Value::Kind::kBool;
-    return Put(std::move(value));
-  }
+  bool Boolean(bool /*value*/) override { return Put(Value(Value::Kind::kBool)); }
   bool Integer(int64_t v) override {
-    Value value;
-    value.kind = Value::Kind::kInteger;
+    Value value(Value::Kind::kInteger);
     value.integer = v;
     return Put(std::move(value));
   }
   bool Unsigned(uint64_t v) override {
-    Value value;
-    value.kind = Value::Kind::kUnsigned;
+    Value value(Value::Kind::kUnsigned);
     value.natural = v;
     return Put(std::move(value));
   }
-  bool Float(double /*value*/) override {
-    Value value;
-    value.kind = Value::Kind::kFloat;
-    return Put(std::move(value));
-  }
+  bool Float(double /*value*/) override { return Put(Value(Value::Kind::kFloat)); }
   bool String(std::string& v) override {
     if (v.size() > limits_.max_string_bytes) {
       return Fail(ErrorKind::kLimit, "string of " + std::to_string(v.size()) +
                                          " bytes exceeds the limit of " +
                                          std::to_string(limits_.max_string_bytes));
     }
-    Value value;
-    value.kind = Value::Kind::kString;
+    Value value(Value::Kind::kString);
     value.string = std::move(v);
     return Put(std::move(value));
   }
@@ -177,9 +184,7 @@ class LimitedDomBuilder : public JsonHandler {
                                          std::to_string(limits_.max_depth) + " levels");
     }
     if (!Count()) return false;
-    Value v;
-    v.kind = kind;
-    stack_.push_back({Place(std::move(v)), nullptr, 0, {}});
+    stack_.push_back({Place(Value(kind)), nullptr, 0, {}});
     return true;
   }
 
@@ -623,14 +628,10 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
       const Value* within = set.Find("within");
       if (within != nullptr) {
         // (An unsigned integer is one too large for int64_t or not negative.)
-        const bool in_range = within->kind == Value::Kind::kInteger
-                                  ? within->integer >= 1 && within->integer <= 1000
-                                  : within->kind == Value::Kind::kUnsigned &&
-                                        within->natural >= 1 && within->natural <= 1000;
-        if (!in_range) return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
-        ks.within = static_cast<int>(within->kind == Value::Kind::kInteger
-                                         ? within->integer
-                                         : static_cast<int64_t>(within->natural));
+        int64_t words;
+        if (!within->IntegerIn(1, 1000, &words))
+          return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
+        ks.within = static_cast<int>(words);
       }
       rule->keywords.push_back(std::move(ks));
     }
@@ -716,14 +717,8 @@ bool ReadInfo(Checker& c, Value& root, ListInfo* info) {
   const Value* version = list->Find("version");
   if (version == nullptr) return c.Fail("list.version", "missing required field");
   if (!version->is_integer()) return c.Fail("list.version", "must be an integer");
-  if (version->kind == Value::Kind::kUnsigned ? version->natural > kMaxSafeInteger
-                                              : version->integer < 0) {
+  if (!version->IntegerIn(0, kMaxSafeInteger, &info->version))
     return c.Fail("list.version", "must be from 0 to 2^53-1");
-  }
-  // (The reader sends an integer without a sign as unsigned; "-0" comes as 0.)
-  info->version = version->kind == Value::Kind::kUnsigned
-                      ? static_cast<int64_t>(version->natural)
-                      : version->integer;
   if (!c.String(*list, "issued", "list", true, 64, &info->issued) ||
       !c.String(*list, "expires", "list", true, 64, &info->expires)) {
     return false;

@@ -576,8 +576,8 @@ std::vector<std::vector<std::string>> KeywordAtoms(
   };
   auto best_word = [&](const Term& t) {
     Choice best = choice(t.words[0]);
-    for (const std::string& w : t.words) {
-      const Choice c = choice(w);
+    for (size_t i = 1; i < t.words.size(); ++i) {
+      const Choice c = choice(t.words[i]);
       if (better(c, best)) best = c;
     }
     return best;

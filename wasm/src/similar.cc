@@ -598,10 +598,11 @@ struct SimilarIndex::Impl {
     // where in that claim's terms.
     std::vector<uint32_t> gram_seen, gram_slot;
   };
-  // Returns `ids` (character gram ids, with repeats) as (id, count) pairs in the order
-  // of first sight, in a vector of exactly that size, for claim `doc`.
+  // Returns `ids` (character gram ids below `gram_count`, with repeats) as (id,
+  // count) pairs in the order of first sight, in a vector of exactly that size, for
+  // claim `doc`.
   static std::vector<TermFreq> CountGrams(const std::vector<uint32_t>& ids, uint32_t doc,
-                                          BuildScratch* b);
+                                          size_t gram_count, BuildScratch* b);
   // Orders every claim's character grams by id, from the postings (in term order):
   // a claim has a hundred grams or more, and sorting them took a twentieth of a load.
   void SortGramsByPostings();
@@ -834,7 +835,8 @@ const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_vie
   // SortGramsByPostings.)
   for (int f = 0; f < kFieldCount; ++f) {
     doc.terms[f] = f == kCharField
-                       ? CountGrams(field_ids[f], static_cast<uint32_t>(docs.size()), b)
+                       ? CountGrams(field_ids[f], static_cast<uint32_t>(docs.size()),
+                                    chars.size(), b)
                        : CountTerms(&field_ids[f]);
   }
   AddWords(&doc, b->phrasings);
@@ -842,13 +844,12 @@ const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_vie
 }
 
 std::vector<TermFreq> SimilarIndex::Impl::CountGrams(const std::vector<uint32_t>& ids,
-                                                     uint32_t doc, BuildScratch* b) {
+                                                     uint32_t doc, size_t gram_count,
+                                                     BuildScratch* b) {
   std::vector<TermFreq> out;
-  if (ids.empty()) return out;
-  const uint32_t most = *std::max_element(ids.begin(), ids.end());
-  if (b->gram_seen.size() <= most) {
-    b->gram_seen.resize(most + 1, 0);
-    b->gram_slot.resize(most + 1, 0);
+  if (b->gram_seen.size() < gram_count) {
+    b->gram_seen.resize(gram_count, 0);
+    b->gram_slot.resize(gram_count, 0);
   }
   // Two marks per claim, one per pass: counted (2 doc + 1), then placed (2 doc + 2).
   const uint32_t counted = 2 * doc + 1, placed = 2 * doc + 2;
