@@ -3,9 +3,11 @@
 #include "factlens/engine.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 #include <set>
 #include <string>
 
+#include "factlens/match.h"
 #include "factlens/verify.h"
 #include "test_util.h"
 
@@ -265,6 +267,85 @@ TEST_CASE("engine: size limits apply before the signature is checked", "[engine]
   CHECK(engine.LoadList(std::string(1001, ' '), o, nullptr).kind() == ErrorKind::kLimit);
   o.signature = std::string(kMaxSignatureFileBytes + 1, 'A');
   CHECK(engine.LoadList("{}", o, nullptr).kind() == ErrorKind::kLimit);
+}
+
+// LoadList leaves the patterns' syntax to Compile (PatternSyntax::kLeftToCompile),
+// which parses them anyway. It must still report what the steps in their own
+// order would: ParseList's errors (a pattern's syntax among them, in document
+// order), then the list's lifecycle, then Compile's.
+TEST_CASE("engine: a load reports the error that parsing, then compiling, would",
+          "[engine]") {
+  // Patterns: as written and normalised the same (one parse does both jobs),
+  // changed by normalising (upper case, non-ASCII, a full-width parenthesis that
+  // is a literal as written and a syntax error once normalised), and RE2 errors.
+  const std::vector<std::string> patterns = {"alpha",
+                                             R"(\\bbeta\\s+gamma\\b)",
+                                             "(?:x|y)z",
+                                             "ALPHA",
+                                             "caf\u00e9",
+                                             "a\uff08",
+                                             "(unclosed",
+                                             "a**",
+                                             "[z-a]",
+                                             "x{2,1}",
+                                             "UPPER(",
+                                             "caf\u00e9)",
+                                             R"(\\p{Greek}+)",
+                                             R"(bad\\)",
+                                             "ok+"};
+  std::mt19937 rng(20261201);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  size_t compared = 0, refused = 0, by_syntax = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::string rules = "[";
+    const size_t count = 1 + pick(6);
+    for (size_t r = 0; r < count; ++r) {
+      std::string match = "{";
+      const size_t n = pick(3);
+      if (n > 0) {
+        match += R"("patterns":[)";
+        for (size_t i = 0; i < n; ++i)
+          match += (i ? ",\"" : "\"") + patterns[pick(patterns.size())] + "\"";
+        match += "]";
+      }
+      if (n == 0 || pick(4) == 0) {
+        // A term without letters or digits fails in Compile, not in ParseList.
+        match += std::string(n > 0 ? "," : "") + R"("keywords":[{"all":[")" +
+                 (pick(5) == 0 ? "!!!" : "delta") + R"("]}])";
+      }
+      match += "}";
+      const std::string id = pick(12) == 0 && r > 0 ? "r0" : "r" + std::to_string(r);
+      rules += (r ? "," : "") + RuleJson(id, match, pick(15) == 0 ? "maybe" : "false");
+    }
+    rules += "]";
+    const std::string text = ListWithRules(rules, 1);
+    LoadOptions options = Unsigned();
+    const bool rollback = pick(6) == 0;
+    if (rollback) options.last_version = 2;
+
+    Status expected;
+    RuleList list;
+    expected = ParseList(text, options.limits, &list);
+    if (expected.ok() && rollback) {
+      expected = Status(ErrorKind::kRollback,
+                        "list.version: 1 is older than the version already accepted (2)");
+    } else if (expected.ok()) {
+      std::unique_ptr<CompiledList> compiled;
+      expected = CompiledList::Compile(std::move(list), CompileOptions(), &compiled);
+    }
+    Engine engine;
+    const Status actual = engine.LoadList(text, options, nullptr);
+    INFO(text);
+    CHECK(actual.kind() == expected.kind());
+    CHECK(actual.message() == expected.message());
+    ++compared;
+    refused += !expected.ok();
+    by_syntax += expected.message().find(".patterns[") != std::string::npos;
+  }
+  // The draw meets every case, syntax errors behind other errors included.
+  CHECK(compared == 1500);
+  CHECK(refused > 700);
+  CHECK(by_syntax > 300);
 }
 
 TEST_CASE("engine: a failed load leaves the engine exactly as it was", "[engine]") {

@@ -119,6 +119,44 @@ TEST_CASE("list: semantic errors name the rule index, id and field", "[list]") {
         "\"any\"");
 }
 
+TEST_CASE("list: syntax left to Compile is found later, and first when a rule fails",
+          "[list]") {
+  const std::string bad_pattern = RuleJson("p", R"({"patterns":["a","(5g|covid"]})");
+  const std::string expected =
+      "rules[1] (id \"p\"): match.patterns[1]: missing ) at offset 0";
+  // Left to Compile: the list parses; the error is still there to find.
+  RuleList list;
+  REQUIRE(ParseList(ListWithRules("[" + RuleJson("ok", R"({"patterns":["x"]})") + "," +
+                                  bad_pattern + "]"),
+                    ParseLimits(), &list, PatternSyntax::kLeftToCompile)
+              .ok());
+  CHECK(list.pattern_syntax_unchecked);
+  CHECK(FirstPatternSyntaxError(list.rules).message() == expected);
+  CHECK(FirstPatternSyntaxError(list.rules, 2).ok());
+  // A later rule's error, or one in the same rule after its patterns, gives way
+  // to the syntax error, as when ParseList checks it; one before them does not.
+  for (const std::string& after : {RuleJson("late", R"({"patterns":["y"]})", "maybe"),
+                                   RuleJson("p", R"({"patterns":["y"]})")}) {
+    const std::string text = ListWithRules("[" + RuleJson("ok", R"({"patterns":["x"]})") +
+                                           "," + bad_pattern + "," + after + "]");
+    for (PatternSyntax syntax :
+         {PatternSyntax::kChecked, PatternSyntax::kLeftToCompile}) {
+      CHECK(ParseList(text, ParseLimits(), &list, syntax).message() == expected);
+    }
+  }
+  const std::string same_rule = ListWithRules(
+      "[" + RuleJson("ok", R"({"patterns":["x"]})") + "," +
+      RuleJson("p", R"({"patterns":["a","(5g|covid"],"keywords":[{"none":["x"]}]})") +
+      "]");
+  const std::string before = ListWithRules(
+      "[" + RuleJson("ok", R"({"patterns":["x"]})", "maybe") + "," + bad_pattern + "]");
+  for (PatternSyntax syntax : {PatternSyntax::kChecked, PatternSyntax::kLeftToCompile}) {
+    CHECK(ParseList(same_rule, ParseLimits(), &list, syntax).message() == expected);
+    CHECK_THAT(ParseList(before, ParseLimits(), &list, syntax).message(),
+               Catch::StartsWith("rules[0] (id \"ok\"): rating"));
+  }
+}
+
 TEST_CASE("list: duplicate keys and duplicate rule ids are rejected", "[list]") {
   Status s = Parse(R"({"format":"factlens/1","format":"factlens/1"})");
   CHECK(s.kind() == ErrorKind::kFormat);

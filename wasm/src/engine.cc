@@ -128,21 +128,28 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
     out.public_key = PublicKeyBase64(verifier);
     out.key_rotated = !rotations.empty();
   }
+  // Compile parses the patterns anyway: ParseList leaves their syntax to it, and
+  // an error before Compile gives way to a pattern's, as if ParseList had found it.
   RuleList list;
-  Status s = ParseList(text, options.limits, &list);
+  Status s = ParseList(text, options.limits, &list, PatternSyntax::kLeftToCompile);
   if (!s.ok()) return s;
+  auto parse_error_first = [&](Status error) {
+    Status syntax = FirstPatternSyntaxError(list.rules);
+    return syntax.ok() ? error : syntax;
+  };
   const ListInfo& li = list.info;
   for (const KeyRotation& r : rotations) {
     if (r.list_id != "*" && r.list_id != li.id) {
-      return Status(ErrorKind::kKey, "key rotation for list \"" + r.list_id +
-                                         "\" cannot vouch for list \"" + li.id + "\"");
+      return parse_error_first(
+          Status(ErrorKind::kKey, "key rotation for list \"" + r.list_id +
+                                      "\" cannot vouch for list \"" + li.id + "\""));
     }
   }
   out.digest = ContentDigest(text);
   out.info = li;
   out.rule_count = list.rules.size();
   s = CheckLifecycle(out, options);
-  if (!s.ok()) return s;
+  if (!s.ok()) return parse_error_first(s);
   auto same = std::find_if(lists_.begin(), lists_.end(),
                            [&](const auto& l) { return l->info.info.id == li.id; });
   CompileOptions compile_options;

@@ -287,6 +287,10 @@ class Checker {
   const Status& status() const { return status_; }
 
   size_t unicode_classes = 0;  // in the list's patterns so far
+  // With PatternSyntax::kLeftToCompile: the current rule's patterns whose syntax
+  // PatternSyntax::kChecked would have checked by now (ReadRule's first ones).
+  bool check_syntax = true;
+  size_t patterns_passed = 0;
 
   // `where` is a path such as "list.publisher" or "rules[3] (id \"x\"): match";
   // a rule's own prefix ends in ": " so its fields read "rules[3] (id \"x\"): claim".
@@ -484,31 +488,6 @@ size_t CountUnicodeClasses(const std::string& pattern) {
   return n;
 }
 
-// Checks RE2 syntax of a pattern as the author wrote it, so that error offsets
-// point into their text. Returns "" or "missing ) at offset 14".
-std::string PatternSyntaxError(const std::string& pattern) {
-  re2::RegexpStatus status;
-  re2::Regexp* re = re2::Regexp::Parse(pattern, re2::Regexp::LikePerl, &status);
-  if (re != nullptr) {
-    re->Decref();
-    return "";
-  }
-  std::string message = re2::RegexpStatus::CodeText(status.code());
-  size_t offset = 0;
-  const re2::StringPiece arg = status.error_arg();
-  if (status.code() == re2::kRegexpMissingParen) {
-    offset = UnclosedParenOffset(pattern);
-  } else if (arg.data() >= pattern.data() &&
-             arg.data() <= pattern.data() + pattern.size()) {
-    offset = static_cast<size_t>(arg.data() - pattern.data());
-  }
-  message += " at offset " + std::to_string(offset);
-  if (!arg.empty() && status.code() != re2::kRegexpMissingParen && arg.size() <= 40) {
-    message += " (\"" + std::string(arg.data(), arg.size()) + "\")";
-  }
-  return message;
-}
-
 bool ReadTerms(Checker& c, Value& set, std::string_view key, const std::string& where,
                std::vector<std::string>* out) {
   // Empty term arrays are allowed; the set needs some term in all or any.
@@ -596,6 +575,10 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
                         std::to_string(limits.max_unicode_classes) +
                         " times (each takes RE2 up to 2 ms to parse)",
                     ErrorKind::kLimit);
+    }
+    if (!c.check_syntax) {
+      c.patterns_passed = i + 1;
+      continue;
     }
     std::string error = PatternSyntaxError(rule->patterns[i]);
     if (!error.empty()) {
@@ -871,7 +854,58 @@ bool ParseRfc3339(std::string_view s, int64_t* unix_seconds) {
   return true;
 }
 
-Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out) {
+// (As the author wrote it, so that error offsets point into their text.)
+std::string PatternSyntaxError(const std::string& pattern) {
+  re2::RegexpStatus status;
+  re2::Regexp* re = re2::Regexp::Parse(pattern, re2::Regexp::LikePerl, &status);
+  if (re != nullptr) {
+    re->Decref();
+    return "";
+  }
+  std::string message = re2::RegexpStatus::CodeText(status.code());
+  size_t offset = 0;
+  const re2::StringPiece arg = status.error_arg();
+  if (status.code() == re2::kRegexpMissingParen) {
+    offset = UnclosedParenOffset(pattern);
+  } else if (arg.data() >= pattern.data() &&
+             arg.data() <= pattern.data() + pattern.size()) {
+    offset = static_cast<size_t>(arg.data() - pattern.data());
+  }
+  message += " at offset " + std::to_string(offset);
+  if (!arg.empty() && status.code() != re2::kRegexpMissingParen && arg.size() <= 40) {
+    message += " (\"" + std::string(arg.data(), arg.size()) + "\")";
+  }
+  return message;
+}
+
+namespace {
+
+// The first syntax error in the first `count` patterns of `rule`, rule `index` of
+// its list, named as ReadRule names it; or OK.
+Status PatternSyntaxErrorIn(size_t index, const Rule& rule, size_t count) {
+  for (size_t p = 0; p < count; ++p) {
+    std::string error = PatternSyntaxError(rule.patterns[p]);
+    if (!error.empty()) {
+      return Status(ErrorKind::kFormat, "rules[" + std::to_string(index) + "] (id \"" +
+                                            rule.id + "\"): match.patterns[" +
+                                            std::to_string(p) + "]: " + error);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status FirstPatternSyntaxError(const std::vector<Rule>& rules, size_t first_rule) {
+  for (size_t r = first_rule; r < rules.size(); ++r) {
+    Status s = PatternSyntaxErrorIn(r, rules[r], rules[r].patterns.size());
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out,
+                 PatternSyntax syntax) {
   *out = RuleList();
   if (text.size() > limits.max_list_bytes) {
     return Status(ErrorKind::kLimit, "list of " + std::to_string(text.size()) +
@@ -882,19 +916,37 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   // after the document's syntax and its header, as if read afterwards: the first
   // rule error by index wins, and later rules are not read, only dropped.
   Checker rule_checker(limits);
+  rule_checker.check_syntax = syntax == PatternSyntax::kChecked;
   std::vector<Rule> rules;
   std::unordered_set<std::string> ids;
   Status rule_error;
+  // With syntax left to Compile, a rule's error gives way to the first syntax
+  // error among the patterns kChecked would have checked before it: the earlier
+  // rules', then the rule's own first ones.
+  auto fail_rule = [&](Status error, const Rule& rule, size_t i) {
+    if (!rule_checker.check_syntax) {
+      Status earlier = FirstPatternSyntaxError(rules);
+      if (earlier.ok()) {
+        earlier = PatternSyntaxErrorIn(
+            i, rule, std::min(rule.patterns.size(), rule_checker.patterns_passed));
+      }
+      if (!earlier.ok()) error = std::move(earlier);
+    }
+    rule_error = std::move(error);
+  };
   auto on_rule = [&](Value&& element, size_t i) {
     if (!rule_error.ok()) return;
     Rule rule;
+    rule_checker.patterns_passed = 0;
     if (!ReadRule(rule_checker, element, i, limits, &rule)) {
-      rule_error = rule_checker.status();
+      fail_rule(rule_checker.status(), rule, i);
       return;
     }
     if (!ids.insert(rule.id).second) {
-      rule_error = Status(ErrorKind::kFormat, "rules[" + std::to_string(i) + "] (id \"" +
-                                                  rule.id + "\"): id: duplicate rule id");
+      rule_checker.patterns_passed = rule.patterns.size();
+      fail_rule(Status(ErrorKind::kFormat, "rules[" + std::to_string(i) + "] (id \"" +
+                                               rule.id + "\"): id: duplicate rule id"),
+                rule, i);
       return;
     }
     rules.push_back(std::move(rule));
@@ -926,6 +978,7 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   if (!found->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
   if (!rule_error.ok()) return rule_error;
   list.rules = std::move(rules);
+  list.pattern_syntax_unchecked = syntax == PatternSyntax::kLeftToCompile;
   // Shrunk to fit: growth slack would stay allocated while the rules are compiled,
   // and wasm memory keeps its peak (without this, 100k rules peak 4.6 MB higher).
   list.rules.shrink_to_fit();

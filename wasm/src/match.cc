@@ -609,18 +609,46 @@ struct LoadBudget {
 // no on-stack replacement), so a loop over 10k rules inside Compile would run in
 // the baseline tier to the end, while Compile's optimised code, compiled on the
 // only other core meanwhile, would never run.
+// With `check_syntax` (a list whose ParseList left the patterns' syntax to
+// Compile), it also fails on a pattern RE2 rejects as written: Compile then
+// reports it as ParseList would have.
 [[gnu::noinline]] Status CompileRuleMatchers(uint32_t r, const Rule& rule,
-                                             int parse_flags, LoadBudget* budget,
+                                             int parse_flags, bool check_syntax,
+                                             LoadBudget* budget,
                                              CompiledList::Matchers* m) {
   auto where = [&](const std::string& field) {
     return "rules[" + std::to_string(r) + "] (id \"" + rule.id + "\"): match." + field;
   };
+  // ParseForAtoms parses an ASCII pattern first as ParseList's syntax check does
+  // (re2::Regexp::LikePerl, which holds ClassNL): when normalising leaves the
+  // pattern as written, that parse is the check (its own verdict, plain_rejected:
+  // the folded parse that follows a failed one is not).
+  const bool plain_is_check =
+      (parse_flags & re2::Regexp::FoldCase) &&
+      (parse_flags & ~re2::Regexp::FoldCase) == re2::Regexp::LikePerl;
   for (size_t p = 0; p < rule.patterns.size(); ++p) {
-    std::string normalised = NormalizePattern(rule.patterns[p]);
+    const std::string& written = rule.patterns[p];
+    std::string normalised = NormalizePattern(written);
+    const bool parse_checks = plain_is_check && normalised == written &&
+                              std::all_of(written.begin(), written.end(), [](char c) {
+                                return static_cast<unsigned char>(c) < 0x80;
+                              });
+    auto syntax_error = [&] {
+      return Status(ErrorKind::kFormat, where("patterns[" + std::to_string(p) + "]") +
+                                            ": " + PatternSyntaxError(written));
+    };
+    if (check_syntax && !parse_checks && !PatternSyntaxError(written).empty()) {
+      return syntax_error();
+    }
     re2::RegexpStatus status;
-    bool large = false;
-    re2::Regexp* parsed = ParseForAtoms(normalised, parse_flags,
-                                        kCompileAtLoadInstructions, &large, &status);
+    bool large = false, plain_rejected = false;
+    re2::Regexp* parsed =
+        ParseForAtoms(normalised, parse_flags, kCompileAtLoadInstructions, &large,
+                      &status, &plain_rejected);
+    if (check_syntax && parse_checks && plain_rejected) {
+      if (parsed != nullptr) parsed->Decref();
+      return syntax_error();
+    }
     if (parsed == nullptr) {
       return Status(ErrorKind::kFormat,
                     where("patterns[" + std::to_string(p) + "]") + ": " + status.Text());
@@ -760,8 +788,18 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
   LoadBudget budget;
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     const Rule& rule = list.rules[r];
-    Status s = CompileRuleMatchers(r, rule, parse_flags, &budget, &m);
-    if (!s.ok()) return s;
+    Status s = CompileRuleMatchers(r, rule, parse_flags, list.pattern_syntax_unchecked,
+                                   &budget, &m);
+    if (!s.ok()) {
+      // ParseList's errors come first: a pattern RE2 rejects as written, in this
+      // rule (then it is why this one failed) or a later one (the earlier ones
+      // passed).
+      if (list.pattern_syntax_unchecked) {
+        Status syntax = FirstPatternSyntaxError(list.rules, r);
+        if (!syntax.ok()) return syntax;
+      }
+      return s;
+    }
     compiled->AddRule(rule);
     m.rule_has_similar.push_back(HasSimilar(rule));
     if (!HasSimilar(rule)) list.rules[r] = Rule();

@@ -396,7 +396,7 @@ int64_t FoldedEstimateBound(re2::Regexp* re) {
 
 re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
-                           re2::RegexpStatus* status) {
+                           re2::RegexpStatus* status, bool* plain_rejected) {
   const re2::StringPiece text(pattern.data(), pattern.size());
   // A byte outside ASCII is (but for a capture's name) in a literal or a class that
   // FoldFree refuses, as in lists in most languages but English: such a pattern
@@ -408,6 +408,7 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
     re2::Regexp* plain = re2::Regexp::Parse(
         text, static_cast<re2::Regexp::ParseFlags>(flags & ~re2::Regexp::FoldCase),
         status);
+    if (plain == nullptr && plain_rejected != nullptr) *plain_rejected = true;
     // The bound holds node by node; the margin covers the rest (the two parses
     // may factor an alternation differently around k and s). Lists' patterns are
     // bounded at hundreds to a few thousand instructions, far below it.

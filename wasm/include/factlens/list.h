@@ -80,6 +80,10 @@ struct ListInfo {
 struct RuleList {
   ListInfo info;
   std::vector<Rule> rules;
+  // True if ParseList left its patterns' RE2 syntax to CompiledList::Compile
+  // (PatternSyntax::kLeftToCompile): until Compile succeeds, a pattern may hold an
+  // error that FirstPatternSyntaxError finds.
+  bool pattern_syntax_unchecked = false;
 };
 
 // The hard limits. Defaults are generous for real lists (100k rules) and still
@@ -100,10 +104,31 @@ struct ParseLimits {
   size_t max_unicode_classes = 4000;
 };
 
+// Who checks each pattern's RE2 syntax, as its author wrote it.
+enum class PatternSyntax {
+  kChecked,  // ParseList: the list it returns has no pattern RE2 rejects
+  // CompiledList::Compile, which parses the patterns for their atoms anyway (a
+  // load then parses most of them once, not twice). The load still reports what
+  // kChecked would have: ParseList, failing on a rule, reports a syntax error in
+  // an earlier pattern first; so do Compile and every step between them
+  // (FirstPatternSyntaxError). Engine::LoadList does this.
+  kLeftToCompile,
+};
+
 // Parses `text` as a factlens/1 list into *out. Returns kFormat with a located
 // message for any syntax or semantic error, kLimit when a limit is exceeded. On
 // error *out is left empty.
-Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out);
+Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out,
+                 PatternSyntax syntax = PatternSyntax::kChecked);
+
+// RE2's verdict on `pattern` as its author wrote it (parsed with
+// re2::Regexp::LikePerl): "" or a message with the offset in their text, such as
+// "missing ) at offset 14".
+std::string PatternSyntaxError(const std::string& pattern);
+
+// The error ParseList reports for the first pattern RE2 rejects in rules
+// [first_rule, end) of a list (rule i at index i), or OK if there is none.
+Status FirstPatternSyntaxError(const std::vector<Rule>& rules, size_t first_rule = 0);
 
 // Returns true if `tag` is a BCP 47 language tag in the shape lists use
 // (^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$: "en", "pt-BR", "zh-Hant-TW").

@@ -65,9 +65,11 @@ int64_t FoldedEstimateBound(re2::Regexp* re);
 // checks every code point). Its atoms then lack those two letters' forms, which no
 // post can hold. *large is decided from a bound on the folded parse's estimate
 // (with a margin: the fast path is for patterns below half `large_instructions`).
+// *plain_rejected (if given) is set if the parse without folding was tried and
+// failed.
 re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
-                           re2::RegexpStatus* status);
+                           re2::RegexpStatus* status, bool* plain_rejected = nullptr);
 
 // Collects atoms and the items they trigger, then builds the automaton.
 // Not copyable (it may be large); movable.
