@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "factlens/binary.h"
+#include "factlens/hash.h"
 #include "factlens/stance.h"
 #include "factlens/verify.h"
 
@@ -17,7 +18,10 @@ struct Engine::Loaded {
   std::unique_ptr<CompiledList> compiled;
 };
 
-Engine::Engine() : policy_(DefaultPolicy()) {}
+// The text hash's seed is drawn when the first engine is made, not by the first
+// load or check that needs it: under Node, the first draw from the random source
+// starts its crypto module (7 ms), which belongs to start-up, not to a list.
+Engine::Engine() : policy_(DefaultPolicy()) { TextHashSeed(); }
 Engine::~Engine() = default;
 
 namespace {
