@@ -82,12 +82,13 @@ class EngineBinding {
   std::string LoadList(const std::string& text, const std::string& options_json) {
     return LoadListBytes(text, options_json);
   }
-  std::string LoadListBytes(std::string_view text, const std::string& options_json) {
+  std::string LoadListBytes(std::string_view text, const std::string& options_json,
+                            const std::function<void()>& text_done = {}) {
     LoadOptions options;
     Status s = ReadLoadOptions(options_json, &options);
     if (!s.ok()) return StatusJson(s);
     LoadedListInfo info;
-    s = engine_.LoadList(text, options, &info);
+    s = engine_.LoadList(text, options, &info, text_done);
     if (!s.ok()) return StatusJson(s);
     return json({{"ok", true}, {"info", InfoJson(info)}})
         .dump(-1, ' ', false, json::error_handler_t::replace);
@@ -123,10 +124,12 @@ class EngineBinding {
     return emscripten::val(emscripten::typed_memory_view(
         input_size_, reinterpret_cast<unsigned char*>(input_.get())));
   }
-  // LoadList / LoadCompiled on the bytes InputBuffer received; frees them.
+  // LoadList / LoadCompiled on the bytes InputBuffer received; frees them (a
+  // list's text as soon as the load no longer reads it).
   std::string LoadListInput(const std::string& options_json) {
     std::unique_ptr<char[]> text = std::move(input_);
-    return LoadListBytes(std::string_view(text.get(), TakeInputSize()), options_json);
+    return LoadListBytes(std::string_view(text.get(), TakeInputSize()), options_json,
+                         [&text] { text.reset(); });
   }
   std::string LoadCompiledInput(const std::string& options_json) {
     std::unique_ptr<char[]> bytes = std::move(input_);

@@ -106,7 +106,7 @@ Status Engine::CheckLifecycle(const LoadedListInfo& out,
 }
 
 Status Engine::LoadList(std::string_view text, const LoadOptions& options,
-                        LoadedListInfo* info) {
+                        LoadedListInfo* info, const std::function<void()>& text_done) {
   // Size first: nothing below may hash or parse more than the limit allows.
   if (text.size() > options.limits.max_list_bytes) {
     return Status(ErrorKind::kLimit, "list of " + std::to_string(text.size()) +
@@ -150,6 +150,7 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
     }
   }
   out.digest = ContentDigest(text);
+  if (text_done) text_done();  // (`text` is not read below)
   out.info = li;
   out.rule_count = list.rules.size();
   s = CheckLifecycle(out, options);

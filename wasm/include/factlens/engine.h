@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,8 +89,12 @@ class Engine {
   //    last_digest, and against a version of the same list already loaded
   //    (kRollback);
   //  - compiling the matchers (kFormat, kLimit).
-  Status LoadList(std::string_view text, const LoadOptions& options,
-                  LoadedListInfo* info);
+  // `text_done`, if set, is called once the load no longer reads `text` (before
+  // compiling, the larger part of a load), so that a caller whose buffer held only
+  // the text can free it then: a 100k-rule list's 39 MB are not held while its
+  // matchers are built, and wasm memory keeps its peak.
+  Status LoadList(std::string_view text, const LoadOptions& options, LoadedListInfo* info,
+                  const std::function<void()>& text_done = {});
 
   // Returns in *out the compiled form of the loaded list `list_id`: a byte string
   // that LoadCompiled restores without parsing JSON or normalising rules again.
