@@ -89,7 +89,8 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched, expo
     if (!exportBlob) return { loadText, memAfterText };
     t0 = performance.now();
     const blob = engine.exportCompiled(info.id);
-    return { loadText, memAfterText, exportMs: performance.now() - t0, blob };
+    const exportMs = performance.now() - t0;
+    return { loadText, memAfterText, exportMs, memAfterExport: engine.memoryStats(), blob };
   }
   const blob = new Uint8Array(readFileSync(blobPath));
   let t0 = performance.now();
@@ -173,7 +174,7 @@ async function main() {
 
       // wasm
       const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes, true, LOAD_RUNS);
-      const { exportMs, memAfterText, blob } = full.text;
+      const { exportMs, memAfterText, memAfterExport, blob } = full.text;
       const { memAfterCompiled, memEnd, matched } = full.run;
       const { times, warmTimes, mbps: wasmMbps, warmMbps, batchMbps } = full;
 
@@ -211,7 +212,8 @@ async function main() {
       console.log(`  batched (warm)       wasm ${fmt(batchMbps)} MB/s, ${fmt(full.run.batchMs * 1000 / w.posts.length)} us a post ` +
         `(checkBatch of ${BATCH} posts, as the extension sends them)`);
       console.log(`  wasm memory          fresh module after load from text ${mb(memAfterText.heapSize)} MB ` +
-        `(heap in use ${mb(memAfterText.bytesInUse)} MB); fresh module after load from compiled ` +
+        `(heap in use ${mb(memAfterText.bytesInUse)} MB), then export ${mb(memAfterExport.heapSize)} MB; ` +
+        `fresh module after load from compiled ` +
         `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
         `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
       console.log(`  without similarity   wasm ${fmt(plain.mbps)} MB/s (warm ${fmt(plain.warmMbps)} MB/s, ` +

@@ -220,12 +220,23 @@ class Engine {
    */
   exportCompiled(listId) {
     const handle = this.#live();
-    unwrap(handle.exportCompiled(String(listId)));
-    try {
-      return new Uint8Array(handle.exportedBytes());  // copies out of wasm memory
-    } finally {
-      handle.clearExport();
+    // The form comes out of wasm memory part by part (header, each section, the
+    // checksum), each built, copied here and freed before the next: it is never
+    // whole in wasm memory, which keeps its peak.
+    const parts = [];
+    let size = 0;
+    unwrap(handle.exportCompiled(String(listId), (view) => {
+      const part = view.slice();  // a copy: the view is valid during this call only
+      parts.push(part);
+      size += part.length;
+    }));
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.length;
     }
+    return bytes;
   }
 
   /**

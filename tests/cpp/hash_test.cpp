@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "factlens/binary.h"
 
 namespace factlens {
 namespace {
@@ -49,6 +52,27 @@ TEST_CASE("hash: words aimed at one table slot under one seed spread under anoth
   // 64 words in 1024 slots: 3 in one slot has odds of about 1 in 25; 6 would be
   // far beyond chance.
   CHECK(*std::max_element(per_slot.begin(), per_slot.end()) < 6);
+}
+
+// The compiled form's checksum, taken over its parts as they are written (never
+// one buffer): any split of the bytes gives Checksum64 of the whole, tails and
+// words that straddle two parts included.
+TEST_CASE("binary: Checksum64Stream over any split equals Checksum64", "[hash]") {
+  std::mt19937 rng(20261201);
+  for (int round = 0; round < 300; ++round) {
+    std::string bytes(rng() % 200, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    Checksum64Stream sum(bytes.size());
+    for (size_t at = 0; at < bytes.size();) {
+      const size_t piece = std::min<size_t>(bytes.size() - at, rng() % 20);
+      sum.Add(std::string_view(bytes).substr(at, piece));
+      at += piece;
+    }
+    CHECK(sum.Finish() == Checksum64(bytes));
+  }
+  // It depends on every byte and on the length.
+  CHECK(Checksum64("abcdefghi") != Checksum64("abcdefghj"));
+  CHECK(Checksum64(std::string(8, '\0')) != Checksum64(std::string(9, '\0')));
 }
 
 }  // namespace

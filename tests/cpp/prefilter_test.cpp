@@ -380,6 +380,41 @@ TEST_CASE("engine: a restored compiled list gives identical verdicts", "[prefilt
   CHECK(again == blob);
 }
 
+// The wasm binding takes the compiled form part by part (wasm memory keeps its
+// peak, so the form must never be whole in it): header, then each section's tag
+// and length and its bytes, then the checksum, which together are the form.
+TEST_CASE("engine: the compiled form comes part by part, each section on its own",
+          "[prefilter]") {
+  Engine engine;
+  LoadOptions options;
+  options.allow_unsigned = true;
+  LoadedListInfo info;
+  REQUIRE(engine.LoadList(BenchLikeList(), options, &info).ok());
+  std::string blob;
+  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  std::vector<std::string> parts;
+  REQUIRE(engine
+              .ExportCompiled(info.info.id,
+                              [&](std::string_view part) { parts.emplace_back(part); })
+              .ok());
+  std::string joined;
+  for (const std::string& part : parts) joined += part;
+  CHECK(joined == blob);
+  // 12 bytes of header, the 8-byte checksum, and 8 sections (LIST, LOAD, RULE with
+  // its records given as they are, PATT, KEYW, URLS, PREF, SIMI) between them.
+  REQUIRE(parts.size() >= 2 + 8 * 2);
+  CHECK(parts.front().size() == 12);
+  CHECK(parts.back().size() == 8);
+  uint32_t count = 0;
+  std::memcpy(&count, parts.front().data() + 8, 4);
+  CHECK(count == 8);
+  size_t largest = 0;
+  for (const std::string& part : parts) largest = std::max(largest, part.size());
+  CHECK(largest < blob.size() / 2);
+  CHECK(engine.ExportCompiled("nope", [](std::string_view) { FAIL("no part"); }).kind() ==
+        ErrorKind::kNotFound);
+}
+
 TEST_CASE("engine: compiled bytes keep rollback and signature checks", "[prefilter]") {
   Engine engine;
   LoadOptions options;

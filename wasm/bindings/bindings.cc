@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "factlens/claimreview.h"
 #include "factlens/engine.h"
@@ -137,19 +138,16 @@ class EngineBinding {
                              options_json);
   }
 
-  // Keeps the compiled form of `id` for ExportedBytes (a status JSON result).
-  std::string ExportCompiled(const std::string& id) {
-    std::string().swap(exported_);
-    return StatusJson(engine_.ExportCompiled(id, &exported_));
+  // Gives the compiled form of `id` to `sink` (a JS function) part by part, each a
+  // view of wasm memory valid during the call only (the sink copies it): a section
+  // is built just before and freed just after, so the form is never whole in wasm
+  // memory, which keeps its peak. Returns a status JSON.
+  std::string ExportCompiled(const std::string& id, emscripten::val sink) {
+    return StatusJson(engine_.ExportCompiled(id, [&sink](std::string_view part) {
+      sink(emscripten::val(emscripten::typed_memory_view(
+          part.size(), reinterpret_cast<const unsigned char*>(part.data()))));
+    }));
   }
-
-  // Returns a view of the last export's bytes in wasm memory; the JS wrapper
-  // copies it at once (the view dies when memory grows), then calls ClearExport.
-  emscripten::val ExportedBytes() const {
-    return emscripten::val(emscripten::typed_memory_view(
-        exported_.size(), reinterpret_cast<const unsigned char*>(exported_.data())));
-  }
-  void ClearExport() { std::string().swap(exported_); }
 
  private:
   static Status ReadLoadOptions(const std::string& options_json, LoadOptions* out) {
@@ -295,7 +293,6 @@ class EngineBinding {
   }
   std::unique_ptr<char[]> input_;  // InputBuffer
   size_t input_size_ = 0;
-  std::string exported_;
   std::string posts_;  // PostBuffer: the posts of the next check
 };
 
@@ -414,8 +411,6 @@ EMSCRIPTEN_BINDINGS(factlens) {
       .function("loadListInput", &EngineBinding::LoadListInput)
       .function("loadCompiledInput", &EngineBinding::LoadCompiledInput)
       .function("exportCompiled", &EngineBinding::ExportCompiled)
-      .function("exportedBytes", &EngineBinding::ExportedBytes)
-      .function("clearExport", &EngineBinding::ClearExport)
       .function("unloadList", &EngineBinding::UnloadList)
       .function("lists", &EngineBinding::Lists)
       .function("postBuffer", &EngineBinding::PostBuffer)

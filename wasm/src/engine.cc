@@ -186,45 +186,77 @@ constexpr uint32_t kLoadSection = SectionTag("LOAD");
 
 }  // namespace
 
-Status Engine::ExportCompiled(std::string_view list_id, std::string* out) const {
+Status Engine::ExportCompiled(std::string_view list_id,
+                              const std::function<void(std::string_view)>& emit) const {
   auto it = std::find_if(lists_.begin(), lists_.end(),
                          [&](const auto& l) { return l->info.info.id == list_id; });
   if (it == lists_.end()) {
     return Status(ErrorKind::kNotFound,
                   "no list \"" + std::string(list_id) + "\" is loaded");
   }
-  CompiledSections sections;
-  (*it)->compiled->Export(&sections);
+  std::vector<CompiledSectionWriter> sections = (*it)->compiled->ExportSections();
+  // How the engine accepted the list: what lists() reports and what rollback
+  // checks compare (the digest of the list text).
+  const LoadedListInfo& l = (*it)->info;
+  sections.push_back({kLoadSection, [&l](ByteWriter* w) {
+                        w->U8(l.is_signed ? 1 : 0);
+                        w->U64(l.rule_count);
+                        w->Str(l.digest);
+                        w->Str(l.key_id);
+                        w->Str(l.public_key);
+                        w->U8(l.key_rotated ? 1 : 0);
+                        w->Str(l.trusted_comment);
+                      }});
+  // In order of tag, as the format has always had them.
+  std::sort(sections.begin(), sections.end(),
+            [](const CompiledSectionWriter& a, const CompiledSectionWriter& b) {
+              return a.tag < b.tag;
+            });
+  // Each section's size first (ByteWriter::Counter): the checksum starts from the
+  // total, and each section is then written into a buffer of its exact size (one
+  // grown by doubling leaves holes that wasm memory keeps).
+  std::vector<size_t> sizes;
+  uint64_t body = 12;  // the bytes before the checksum
+  for (const CompiledSectionWriter& section : sections) {
+    ByteWriter counter = ByteWriter::Counter();
+    section.write(&counter);
+    sizes.push_back(counter.size());
+    body += 8 + counter.size() + section.held.size();
+  }
+  Checksum64Stream sum(body);
+  auto put = [&](std::string_view part) {
+    sum.Add(part);
+    emit(part);
+  };
   {
-    // How the engine accepted the list: what lists() reports and what rollback
-    // checks compare (the digest of the list text).
-    const LoadedListInfo& l = (*it)->info;
+    ByteWriter header;
+    header.Append(std::string_view(kMagic, 4));
+    header.U32(kCompiledFormVersion);
+    header.U32(static_cast<uint32_t>(sections.size()));
+    put(header.bytes());
+  }
+  for (size_t i = 0; i < sections.size(); ++i) {
+    ByteWriter head;
+    head.U32(sections[i].tag);
+    head.U32(static_cast<uint32_t>(sizes[i] + sections[i].held.size()));
+    put(head.bytes());
     ByteWriter w;
-    w.U8(l.is_signed ? 1 : 0);
-    w.U64(l.rule_count);
-    w.Str(l.digest);
-    w.Str(l.key_id);
-    w.Str(l.public_key);
-    w.U8(l.key_rotated ? 1 : 0);
-    w.Str(l.trusted_comment);
-    sections[kLoadSection] = std::move(w.bytes());
+    w.Reserve(sizes[i]);
+    sections[i].write(&w);
+    put(w.bytes());
+    if (!sections[i].held.empty()) put(sections[i].held);
   }
-  ByteWriter w;
-  size_t total = 24;
-  for (const auto& [tag, bytes] : sections) total += 8 + bytes.size();
-  w.bytes().reserve(total);
-  w.bytes().append(kMagic, 4);
-  w.U32(kCompiledFormVersion);
-  w.U32(static_cast<uint32_t>(sections.size()));
-  for (auto& [tag, bytes] : sections) {
-    w.U32(tag);
-    w.U32(static_cast<uint32_t>(bytes.size()));
-    w.bytes().append(bytes);
-    std::string().swap(bytes);
-  }
-  w.U64(Checksum64(w.bytes()));
-  *out = std::move(w.bytes());
+  ByteWriter trailer;
+  trailer.U64(sum.Finish());
+  emit(trailer.bytes());
   return Status::Ok();
+}
+
+Status Engine::ExportCompiled(std::string_view list_id, std::string* out) const {
+  out->clear();
+  Status s = ExportCompiled(list_id, [out](std::string_view part) { out->append(part); });
+  if (!s.ok()) out->clear();
+  return s;
 }
 
 Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,

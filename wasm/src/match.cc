@@ -424,7 +424,7 @@ template <typename GetRule>
 
 void PutStr(ByteWriter* w, std::string_view s) {
   w->Var32(static_cast<uint32_t>(s.size()));
-  w->bytes().append(s.data(), s.size());
+  w->Append(s);
 }
 
 void PutStrs(ByteWriter* w, const std::vector<std::string>& v) {
@@ -887,64 +887,50 @@ bool ReadIndex(ByteReader* r, size_t rule_count,
 
 }  // namespace
 
-void CompiledList::Export(CompiledSections* out) const {
+std::vector<CompiledSectionWriter> CompiledList::ExportSections() const {
   const Matchers& m = *matchers_;
-  {
-    ByteWriter w;
-    const ListInfo& i = info_;
-    for (const std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name,
-                                 &i.publisher_url, &i.issued, &i.expires}) {
-      w.Str(*s);
-    }
-    w.I64(i.version);
-    w.I64(i.issued_unix);
-    w.I64(i.expires_unix);
-    (*out)[SectionTag("LIST")] = std::move(w.bytes());
-  }
-  {
-    ByteWriter w;
-    w.U32(static_cast<uint32_t>(rule_count()));
-    w.bytes().append(rule_records_);
-    (*out)[SectionTag("RULE")] = std::move(w.bytes());
-  }
-  {
-    ByteWriter w;
-    w.U32(static_cast<uint32_t>(m.patterns.size()));
-    for (const CompiledPattern& p : m.patterns) {
-      w.U32(p.rule_index);
-      w.Str(m.PatternText(p));
-    }
-    (*out)[SectionTag("PATT")] = std::move(w.bytes());
-  }
-  {
-    ByteWriter w;
-    w.U32(static_cast<uint32_t>(m.keyword_sets.size()));
-    for (const CompiledKeywordSet& ks : m.keyword_sets) {
-      w.U32(ks.rule_index);
-      w.I64(ks.within);
-      WriteTerms(&w, ks.all);
-      WriteTerms(&w, ks.any);
-      WriteTerms(&w, ks.none);
-    }
-    (*out)[SectionTag("KEYW")] = std::move(w.bytes());
-  }
-  {
-    ByteWriter w;
-    WriteIndex(&w, m.pages);
-    WriteIndex(&w, m.domains);
-    (*out)[SectionTag("URLS")] = std::move(w.bytes());
-  }
-  {
-    ByteWriter w;
-    m.prefilter.Serialize(&w);
-    (*out)[SectionTag("PREF")] = std::move(w.bytes());
-  }
-  {
-    ByteWriter w;
-    w.U8(m.similar != nullptr);
-    if (m.similar != nullptr) m.similar->Serialize(&w);
-    (*out)[SectionTag("SIMI")] = std::move(w.bytes());
-  }
+  std::vector<CompiledSectionWriter> out;
+  out.push_back({SectionTag("LIST"), [this](ByteWriter* w) {
+                   const ListInfo& i = info_;
+                   for (const std::string* s :
+                        {&i.format, &i.id, &i.name, &i.publisher_name, &i.publisher_url,
+                         &i.issued, &i.expires}) {
+                     w->Str(*s);
+                   }
+                   w->I64(i.version);
+                   w->I64(i.issued_unix);
+                   w->I64(i.expires_unix);
+                 }});
+  out.push_back({SectionTag("RULE"),
+                 [this](ByteWriter* w) { w->U32(static_cast<uint32_t>(rule_count())); },
+                 rule_records_});
+  out.push_back({SectionTag("PATT"), [&m](ByteWriter* w) {
+                   w->U32(static_cast<uint32_t>(m.patterns.size()));
+                   for (const CompiledPattern& p : m.patterns) {
+                     w->U32(p.rule_index);
+                     w->Str(m.PatternText(p));
+                   }
+                 }});
+  out.push_back({SectionTag("KEYW"), [&m](ByteWriter* w) {
+                   w->U32(static_cast<uint32_t>(m.keyword_sets.size()));
+                   for (const CompiledKeywordSet& ks : m.keyword_sets) {
+                     w->U32(ks.rule_index);
+                     w->I64(ks.within);
+                     WriteTerms(w, ks.all);
+                     WriteTerms(w, ks.any);
+                     WriteTerms(w, ks.none);
+                   }
+                 }});
+  out.push_back({SectionTag("URLS"), [&m](ByteWriter* w) {
+                   WriteIndex(w, m.pages);
+                   WriteIndex(w, m.domains);
+                 }});
+  out.push_back({SectionTag("PREF"), [&m](ByteWriter* w) { m.prefilter.Serialize(w); }});
+  out.push_back({SectionTag("SIMI"), [&m](ByteWriter* w) {
+                   w->U8(m.similar != nullptr);
+                   if (m.similar != nullptr) m.similar->Serialize(w);
+                 }});
+  return out;
 }
 
 Status CompiledList::Import(const CompiledSectionViews& sections,

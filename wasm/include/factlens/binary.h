@@ -20,17 +20,53 @@ namespace factlens {
 // Returns a 64-bit checksum of `bytes`.
 uint64_t Checksum64(std::string_view bytes);
 
+// Checksum64 of bytes that come in pieces (the compiled form's sections, never
+// all in one buffer), whose total size is known at the start.
+class Checksum64Stream {
+ public:
+  explicit Checksum64Stream(uint64_t total_size);
+  void Add(std::string_view bytes);
+  // The checksum, once Add has been given `total_size` bytes in all.
+  uint64_t Finish() const;
+
+ private:
+  uint64_t h_;
+  char pending_[8];  // the start of a word that the next piece completes
+  size_t pending_size_ = 0;
+};
+
 class ByteWriter {
  public:
-  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  ByteWriter() = default;
+  // A writer that keeps no bytes and only counts them (size()), to learn what to
+  // Reserve: a large buffer grown by doubling leaves each smaller one behind as a
+  // hole too small for the next, and wasm memory keeps the peak (a 100k-rule
+  // export grew it by 56 MB for a 19 MB section).
+  static ByteWriter Counter() {
+    ByteWriter w;
+    w.count_only_ = true;
+    return w;
+  }
+  void Reserve(size_t n) {
+    if (!count_only_) out_.reserve(n);
+  }
+  void U8(uint8_t v) {
+    if (count_only_) {
+      ++counted_;
+    } else {
+      out_.push_back(static_cast<char>(v));
+    }
+  }
   void U32(uint32_t v) { Raw(&v, 4); }
   void U64(uint64_t v) { Raw(&v, 8); }
   void I64(int64_t v) { Raw(&v, 8); }
   void F64(double v) { Raw(&v, 8); }
   void Str(std::string_view s) {
     U32(static_cast<uint32_t>(s.size()));
-    out_.append(s.data(), s.size());
+    Raw(s.data(), s.size());
   }
+  // Writes the bytes of `s` as they are (no length).
+  void Append(std::string_view s) { Raw(s.data(), s.size()); }
   void Strs(const std::vector<std::string>& v) {
     U32(static_cast<uint32_t>(v.size()));
     for (const std::string& s : v) Str(s);
@@ -53,19 +89,28 @@ class ByteWriter {
   // Returns the offset of a U32 placeholder to fill in later with Patch32.
   size_t Placeholder32() {
     U32(0);
-    return out_.size() - 4;
+    return size() - 4;
   }
-  void Patch32(size_t at, uint32_t v) { std::memcpy(&out_[at], &v, 4); }
-  size_t size() const { return out_.size(); }
+  void Patch32(size_t at, uint32_t v) {
+    if (!count_only_) std::memcpy(&out_[at], &v, 4);
+  }
+  size_t size() const { return count_only_ ? counted_ : out_.size(); }
+  // The bytes written (none for a Counter).
   std::string& bytes() { return out_; }
 
  private:
   void Raw(const void* p, size_t n) {
     // The format is little-endian; wasm and the machines we build on are too.
     static_assert(sizeof(uint32_t) == 4, "");
-    out_.append(static_cast<const char*>(p), n);
+    if (count_only_) {
+      counted_ += n;
+    } else {
+      out_.append(static_cast<const char*>(p), n);
+    }
   }
   std::string out_;
+  bool count_only_ = false;
+  size_t counted_ = 0;
 };
 
 class ByteReader {

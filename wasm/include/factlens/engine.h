@@ -108,6 +108,13 @@ class Engine {
   // blobs from the reader's own storage (IndexedDB, a local file), never ones
   // received from elsewhere.
   Status ExportCompiled(std::string_view list_id, std::string* out) const;
+  // The same bytes, given to `emit` part by part, in order (the header, each
+  // section's tag and length, its bytes, ..., the checksum). A section is built
+  // just before it is given and freed just after, so the form is never whole in
+  // memory: the wasm binding copies each part out (wasm memory keeps its peak).
+  // A part is valid during the call only.
+  Status ExportCompiled(std::string_view list_id,
+                        const std::function<void(std::string_view)>& emit) const;
 
   // Restores a list from ExportCompiled's bytes, replacing a loaded list with
   // the same id. The list's info (id, version, expires, digest, key) travels

@@ -15,6 +15,7 @@
 #define FACTLENS_MATCH_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,9 +50,17 @@ struct CompileOptions {
   SimilarOptions similar;
 };
 
-// Sections of the compiled form, by four-letter tag ("RULE", "PATT", ...).
-using CompiledSections = std::map<uint32_t, std::string>;
-// The same, as views into bytes being imported (no copy of a large blob).
+// A section of the compiled form: its four-letter tag ("RULE", "PATT", ...) and a
+// function that writes it, so that it is built only when it is written.
+struct CompiledSectionWriter {
+  uint32_t tag;
+  std::function<void(ByteWriter*)> write;
+  // Bytes the list holds as the section has them, after what `write` writes:
+  // given as they are, not copied (the rule records: 24 MB at 100k rules).
+  std::string_view held = {};
+};
+// Sections of the compiled form being imported, by tag, as views into its bytes
+// (no copy of a large blob).
 using CompiledSectionViews = std::map<uint32_t, std::string_view>;
 // Returns the tag of a four-letter section name.
 constexpr uint32_t SectionTag(const char (&name)[5]) {
@@ -79,8 +88,9 @@ class CompiledList {
   static Status Compile(RuleList list, const CompileOptions& options,
                         std::unique_ptr<CompiledList>* out);
 
-  // Adds this list's sections of the compiled form to *out.
-  void Export(CompiledSections* out) const;
+  // This list's sections of the compiled form (all but the engine's LOAD), to be
+  // written one at a time while the list stays loaded and unchanged.
+  std::vector<CompiledSectionWriter> ExportSections() const;
   // Rebuilds a list from the sections Export wrote. Returns kFormat if a section
   // is missing or malformed (every count and index is checked).
   static Status Import(const CompiledSectionViews& sections,
