@@ -340,14 +340,23 @@ std::string BenchLikeList() {
   return testing::ListWithRules(rules.dump(), 3);
 }
 
-TEST_CASE("engine: a restored compiled list gives identical verdicts", "[prefilter]") {
+// What the compiled-form tests start from: an engine with BenchLikeList() loaded
+// (an unsigned draft) and the list's compiled form.
+struct ExportedBenchLike {
   Engine engine;
   LoadOptions options;
-  options.allow_unsigned = true;
   LoadedListInfo info;
-  REQUIRE(engine.LoadList(BenchLikeList(), options, &info).ok());
   std::string blob;
-  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  ExportedBenchLike() {
+    options.allow_unsigned = true;
+    REQUIRE(engine.LoadList(BenchLikeList(), options, &info).ok());
+    REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  }
+};
+
+TEST_CASE_METHOD(ExportedBenchLike,
+                 "engine: a restored compiled list gives identical verdicts",
+                 "[prefilter]") {
   Engine restored;
   LoadedListInfo restored_info;
   Status s = restored.LoadCompiled(blob, options, &restored_info);
@@ -383,15 +392,9 @@ TEST_CASE("engine: a restored compiled list gives identical verdicts", "[prefilt
 // The wasm binding takes the compiled form part by part (wasm memory keeps its
 // peak, so the form must never be whole in it): header, then each section's tag
 // and length and its bytes, then the checksum, which together are the form.
-TEST_CASE("engine: the compiled form comes part by part, each section on its own",
-          "[prefilter]") {
-  Engine engine;
-  LoadOptions options;
-  options.allow_unsigned = true;
-  LoadedListInfo info;
-  REQUIRE(engine.LoadList(BenchLikeList(), options, &info).ok());
-  std::string blob;
-  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+TEST_CASE_METHOD(ExportedBenchLike,
+                 "engine: the compiled form comes part by part, each section on its own",
+                 "[prefilter]") {
   std::vector<std::string> parts;
   REQUIRE(engine
               .ExportCompiled(info.info.id,
@@ -415,14 +418,9 @@ TEST_CASE("engine: the compiled form comes part by part, each section on its own
         ErrorKind::kNotFound);
 }
 
-TEST_CASE("engine: compiled bytes keep rollback and signature checks", "[prefilter]") {
-  Engine engine;
-  LoadOptions options;
-  options.allow_unsigned = true;
-  LoadedListInfo info;
-  REQUIRE(engine.LoadList(BenchLikeList(), options, &info).ok());
-  std::string blob;
-  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+TEST_CASE_METHOD(ExportedBenchLike,
+                 "engine: compiled bytes keep rollback and signature checks",
+                 "[prefilter]") {
   Engine other;
   LoadOptions strict;
   CHECK(other.LoadCompiled(blob, strict, nullptr).kind() == ErrorKind::kSignature);
@@ -432,15 +430,9 @@ TEST_CASE("engine: compiled bytes keep rollback and signature checks", "[prefilt
   CHECK(engine.ExportCompiled("nope", &blob).kind() == ErrorKind::kNotFound);
 }
 
-TEST_CASE("engine: corrupted, truncated or foreign compiled bytes are refused",
-          "[prefilter]") {
-  Engine engine;
-  LoadOptions options;
-  options.allow_unsigned = true;
-  LoadedListInfo info;
-  REQUIRE(engine.LoadList(BenchLikeList(), options, &info).ok());
-  std::string blob;
-  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+TEST_CASE_METHOD(ExportedBenchLike,
+                 "engine: corrupted, truncated or foreign compiled bytes are refused",
+                 "[prefilter]") {
   Engine other;
   auto refused = [&](const std::string& bytes, const std::string& why) {
     Status s = other.LoadCompiled(bytes, options, nullptr);
