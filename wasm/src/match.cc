@@ -633,12 +633,13 @@ struct LoadBudget {
                               std::all_of(written.begin(), written.end(), [](char c) {
                                 return static_cast<unsigned char>(c) < 0x80;
                               });
-    auto syntax_error = [&] {
-      return Status(ErrorKind::kFormat, where("patterns[" + std::to_string(p) + "]") +
-                                            ": " + PatternSyntaxError(written));
+    auto syntax_error = [&](const std::string& message) {
+      return Status(ErrorKind::kFormat,
+                    where("patterns[" + std::to_string(p) + "]") + ": " + message);
     };
-    if (check_syntax && !parse_checks && !PatternSyntaxError(written).empty()) {
-      return syntax_error();
+    if (check_syntax && !parse_checks) {
+      const std::string message = PatternSyntaxError(written);
+      if (!message.empty()) return syntax_error(message);
     }
     re2::RegexpStatus status;
     bool large = false, plain_rejected = false;
@@ -647,7 +648,7 @@ struct LoadBudget {
                       &status, &plain_rejected);
     if (check_syntax && parse_checks && plain_rejected) {
       if (parsed != nullptr) parsed->Decref();
-      return syntax_error();
+      return syntax_error(PatternSyntaxError(written));
     }
     if (parsed == nullptr) {
       return Status(ErrorKind::kFormat,

@@ -61,12 +61,12 @@ class ByteWriter {
   void U64(uint64_t v) { Raw(&v, 8); }
   void I64(int64_t v) { Raw(&v, 8); }
   void F64(double v) { Raw(&v, 8); }
-  void Str(std::string_view s) {
-    U32(static_cast<uint32_t>(s.size()));
-    Raw(s.data(), s.size());
-  }
   // Writes the bytes of `s` as they are (no length).
   void Append(std::string_view s) { Raw(s.data(), s.size()); }
+  void Str(std::string_view s) {
+    U32(static_cast<uint32_t>(s.size()));
+    Append(s);
+  }
   void Strs(const std::vector<std::string>& v) {
     U32(static_cast<uint32_t>(v.size()));
     for (const std::string& s : v) Str(s);
