@@ -252,8 +252,11 @@ class Engine {
       throw new FactlensError('argument', 'loadCompiled expects a Uint8Array');
     }
     const handle = this.#live();
-    handle.inputBuffer(bytes.length).set(bytes);  // one copy into wasm memory
-    return unwrap(handle.loadCompiledInput(loadOptionsJson(options))).info;
+    // The engine reads the form a part at a time (checksum, then each section as
+    // it is imported), each copied into a fresh buffer in wasm memory: the form
+    // is never whole there, which keeps wasm memory's peak (it never shrinks).
+    const read = (offset, view) => view.set(bytes.subarray(offset, offset + view.length));
+    return unwrap(handle.loadCompiledFrom(bytes.length, read, loadOptionsJson(options))).info;
   }
 
   /** Removes a loaded list by id. */

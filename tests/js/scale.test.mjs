@@ -2,6 +2,7 @@
 // workloads, and the compiled form round-trips (and refuses damaged bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
 import { createEngine, FactlensError } from '../../web/index.js';
 import { generateWorkload } from '../../scripts/bench/generate.mjs';
 
@@ -40,6 +41,33 @@ test('compiled form: a restored list gives identical verdicts', async () => {
     (e) => e instanceof FactlensError && e.kind === 'rollback');
   engine.dispose();
   restored.dispose();
+});
+
+// Wasm memory never shrinks, so what a restore holds at its peak stays. The form
+// stays in JavaScript, and the engine reads it a part at a time: wasm memory's
+// size after a restore stays below what the list holds plus the form's size, which
+// a restore that copied the form in whole could not (it held both at once).
+test('compiled form: a restore does not hold the whole form in wasm memory', async () => {
+  const w = generateWorkload({ seed: SEED, ruleCount: 30000, postCount: 1 });
+  const engine = await createEngine();
+  const bytes = engine.exportCompiled(engine.loadList(w.listText, { allowUnsigned: true }).id);
+  engine.dispose();
+  // In a worker: a module of its own, whose memory no earlier load has grown.
+  const source = `import { parentPort, workerData } from 'node:worker_threads';
+    const { createEngine } = await import(workerData.index);
+    const engine = await createEngine();
+    engine.loadCompiled(workerData.bytes, { allowUnsigned: true });
+    parentPort.postMessage(engine.memoryStats());`;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
+    workerData: { index: new URL('../../web/index.js', import.meta.url).href, bytes },
+  });
+  const stats = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  assert.ok(stats.heapSize - stats.bytesInUse < bytes.length,
+    `wasm memory ${stats.heapSize} B, in use ${stats.bytesInUse} B, form ${bytes.length} B`);
 });
 
 test('compiled form: corrupted or foreign bytes are refused with kind format', async () => {

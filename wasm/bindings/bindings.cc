@@ -100,24 +100,52 @@ class EngineBinding {
     return LoadCompiledBytes(bytes, options_json);
   }
   std::string LoadCompiledBytes(std::string_view bytes, const std::string& options_json) {
+    return LoadCompiledForm(
+        bytes.size(),
+        [bytes](size_t offset, size_t size) { return bytes.substr(offset, size); },
+        options_json);
+  }
+  std::string LoadCompiledForm(size_t size, const CompiledFormReader& read,
+                               const std::string& options_json) {
     LoadOptions options;
     Status s = ReadLoadOptions(options_json, &options);
     if (!s.ok()) return StatusJson(s);
     LoadedListInfo info;
-    s = engine_.LoadCompiled(bytes, options, &info);
+    s = engine_.LoadCompiled(size, read, options, &info);
     if (!s.ok()) return StatusJson(s);
     return json({{"ok", true}, {"info", InfoJson(info)}})
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
+  // LoadCompiled on a compiled form of `size` bytes that stays in JavaScript:
+  // `read(offset, view)` fills `view`, a fresh buffer in wasm memory, with the
+  // form's bytes from `offset` (at once: the view dies when memory grows). Only
+  // the part being read is in wasm memory, each freed before the next is made, so
+  // restoring a large list does not raise wasm memory's peak (which stays) by the
+  // size of its form.
+  std::string LoadCompiledFrom(size_t size, emscripten::val read,
+                               const std::string& options_json) {
+    std::unique_ptr<char[]> part;  // not a std::string: no zero-fill of what JS writes
+    return LoadCompiledForm(
+        size,
+        [&](size_t offset, size_t part_size) {
+          part.reset();
+          part.reset(new char[part_size > 0 ? part_size : 1]);
+          read(static_cast<double>(offset),
+               emscripten::val(emscripten::typed_memory_view(
+                   part_size, reinterpret_cast<unsigned char*>(part.get()))));
+          return std::string_view(part.get(), part_size);
+        },
+        options_json);
+  }
 
   // Returns a view of a fresh buffer of `size` bytes in wasm memory, for the next
-  // LoadListInput or LoadCompiledInput. The JS wrapper writes the list's bytes
-  // straight into it (and at once: the view dies when memory grows), so a large
-  // list is copied into wasm memory once, not twice as Embind's string argument
-  // would; wasm memory never shrinks, so the peak is what stays.
+  // LoadListInput. The JS wrapper writes the list's bytes straight into it (and at
+  // once: the view dies when memory grows), so a large list is copied into wasm
+  // memory once, not twice as Embind's string argument would; wasm memory never
+  // shrinks, so the peak is what stays.
   emscripten::val InputBuffer(size_t size) {
     // Not a std::string: resize() would zero-fill bytes the caller overwrites at
-    // once (80 MB of memset for a 100k-rule compiled form).
+    // once (40 MB of memset for a 100k-rule list).
     input_.reset();
     input_size_ = 0;
     input_.reset(new char[size > 0 ? size : 1]);
@@ -125,17 +153,12 @@ class EngineBinding {
     return emscripten::val(emscripten::typed_memory_view(
         input_size_, reinterpret_cast<unsigned char*>(input_.get())));
   }
-  // LoadList / LoadCompiled on the bytes InputBuffer received; frees them (a
-  // list's text as soon as the load no longer reads it).
+  // LoadList on the bytes InputBuffer received; frees them as soon as the load no
+  // longer reads them.
   std::string LoadListInput(const std::string& options_json) {
     std::unique_ptr<char[]> text = std::move(input_);
     return LoadListBytes(std::string_view(text.get(), TakeInputSize()), options_json,
                          [&text] { text.reset(); });
-  }
-  std::string LoadCompiledInput(const std::string& options_json) {
-    std::unique_ptr<char[]> bytes = std::move(input_);
-    return LoadCompiledBytes(std::string_view(bytes.get(), TakeInputSize()),
-                             options_json);
   }
 
   // Gives the compiled form of `id` to `sink` (a JS function) part by part, each a
@@ -409,7 +432,7 @@ EMSCRIPTEN_BINDINGS(factlens) {
       .function("loadCompiled", &EngineBinding::LoadCompiled)
       .function("inputBuffer", &EngineBinding::InputBuffer)
       .function("loadListInput", &EngineBinding::LoadListInput)
-      .function("loadCompiledInput", &EngineBinding::LoadCompiledInput)
+      .function("loadCompiledFrom", &EngineBinding::LoadCompiledFrom)
       .function("exportCompiled", &EngineBinding::ExportCompiled)
       .function("unloadList", &EngineBinding::UnloadList)
       .function("lists", &EngineBinding::Lists)

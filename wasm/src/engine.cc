@@ -261,13 +261,21 @@ Status Engine::ExportCompiled(std::string_view list_id, std::string* out) const 
 
 Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
                             LoadedListInfo* info) {
+  return LoadCompiled(
+      bytes.size(),
+      [bytes](size_t offset, size_t size) { return bytes.substr(offset, size); }, options,
+      info);
+}
+
+Status Engine::LoadCompiled(size_t form_size, const CompiledFormReader& read,
+                            const LoadOptions& options, LoadedListInfo* info) {
   auto bad = [](const std::string& why) {
     return Status(ErrorKind::kFormat, "compiled list: " + why);
   };
-  if (bytes.size() < 20 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+  if (form_size < 20 || std::memcmp(read(0, 4).data(), kMagic, 4) != 0) {
     return bad("not a factlens compiled list (no \"FLCL\" header)");
   }
-  ByteReader header(bytes.substr(4, 8));
+  ByteReader header(read(4, 8));
   const uint32_t version = header.U32();
   const uint32_t count = header.U32();
   if (version != kCompiledFormVersion) {
@@ -275,29 +283,37 @@ Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
                std::to_string(kCompiledFormVersion) +
                "; load the list text again and re-export");
   }
-  const std::string_view body = bytes.substr(0, bytes.size() - 8);
-  ByteReader trailer(bytes.substr(bytes.size() - 8));
-  if (trailer.U64() != Checksum64(body)) {
+  // The checksum first, over the form in parts of kReadPart bytes (a reader over
+  // bytes held elsewhere copies each part in, then the next over it).
+  const size_t body_size = form_size - 8;
+  Checksum64Stream checksum(body_size);
+  for (size_t at = 0; at < body_size; at += kReadPart)
+    checksum.Add(read(at, std::min(kReadPart, body_size - at)));
+  if (ByteReader(read(body_size, 8)).U64() != checksum.Finish()) {
     return bad("checksum mismatch: the bytes are truncated or corrupted");
   }
-  CompiledSectionViews sections;
-  ByteReader r(body.substr(12));
+  // Where each section is; each is read when it is imported.
+  CompiledSectionSpans sections;
+  size_t at = 12;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t tag = r.U32();
-    const uint32_t length = r.U32();
-    std::string_view payload;
-    if (!r.View(length, &payload))
-      return bad("section " + std::to_string(i) + " truncated");
-    if (!sections.emplace(tag, payload).second) {
+    auto truncated = [&] { return bad("section " + std::to_string(i) + " truncated"); };
+    if (body_size - at < 8) return truncated();
+    ByteReader section_header(read(at, 8));
+    const uint32_t tag = section_header.U32();
+    const uint32_t length = section_header.U32();
+    at += 8;
+    if (length > body_size - at) return truncated();
+    if (!sections.emplace(tag, CompiledSectionSpan{at, length}).second) {
       return bad("section " + std::to_string(i) + " repeated");
     }
+    at += length;
   }
-  if (!r.ok() || !r.at_end()) return bad("bytes after the last section");
+  if (at != body_size) return bad("bytes after the last section");
   auto load = sections.find(kLoadSection);
   if (load == sections.end()) return bad("section LOAD: missing");
   auto loaded = std::make_unique<Loaded>();
   LoadedListInfo& out = loaded->info;
-  ByteReader lr(load->second);
+  ByteReader lr(read(load->second.offset, load->second.size));
   const bool was_signed = lr.U8() != 0;
   const uint64_t rule_count = lr.U64();
   lr.Str(&out.digest);
@@ -314,7 +330,7 @@ Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
   CompileOptions compile_options;
   compile_options.use_prefilter = options.use_prefilter;
   compile_options.similar = options.similar;
-  Status s = CompiledList::Import(sections, compile_options, &loaded->compiled);
+  Status s = CompiledList::Import(sections, read, compile_options, &loaded->compiled);
   if (!s.ok()) return s;
   const ListInfo& list_info = loaded->compiled->info();
   if (loaded->compiled->rule_count() != rule_count) {

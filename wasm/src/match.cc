@@ -934,8 +934,8 @@ std::vector<CompiledSectionWriter> CompiledList::ExportSections() const {
   return out;
 }
 
-Status CompiledList::Import(const CompiledSectionViews& sections,
-                            const CompileOptions& options,
+Status CompiledList::Import(const CompiledSectionSpans& sections,
+                            const CompiledFormReader& read, const CompileOptions& options,
                             std::unique_ptr<CompiledList>* out) {
   std::unique_ptr<CompiledList> compiled(new CompiledList());
   Matchers& m = *compiled->matchers_;
@@ -944,16 +944,17 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
     return Status(ErrorKind::kFormat,
                   std::string("compiled list: section ") + section + ": " + why);
   };
-  auto section = [&](const char(&name)[5]) -> const std::string_view* {
-    auto it = sections.find(SectionTag(name));
-    return it == sections.end() ? nullptr : &it->second;
-  };
   for (const char* name : {"LIST", "RULE", "PATT", "KEYW", "URLS", "PREF", "SIMI"}) {
     char tag[5] = {name[0], name[1], name[2], name[3], 0};
-    if (section(tag) == nullptr) return bad(name, "missing");
+    if (sections.count(SectionTag(tag)) == 0) return bad(name, "missing");
   }
+  // Section `name`'s bytes, valid until the next section is read.
+  auto section = [&](const char(&name)[5]) {
+    const CompiledSectionSpan& span = sections.at(SectionTag(name));
+    return read(span.offset, span.size);
+  };
   {
-    ByteReader r(*section("LIST"));
+    ByteReader r(section("LIST"));
     ListInfo& i = compiled->info_;
     for (std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name, &i.publisher_url,
                            &i.issued, &i.expires}) {
@@ -966,7 +967,7 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
   }
   {
     // The records are checked once here, then kept as they are.
-    const std::string_view bytes = *section("RULE");
+    const std::string_view bytes = section("RULE");
     ByteReader r(bytes);
     const uint32_t n = r.U32();
     if (!r.ok() || n > r.remaining()) return bad("RULE", "bad rule count");
@@ -985,11 +986,12 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
   }
   const size_t rule_count = compiled->rule_count();
   {
-    ByteReader r(*section("PATT"));
+    const std::string_view bytes = section("PATT");
+    ByteReader r(bytes);
     uint32_t n = r.U32();
-    if (!r.ok() || n > section("PATT")->size() / 8) return bad("PATT", "bad count");
+    if (!r.ok() || n > bytes.size() / 8) return bad("PATT", "bad count");
     m.patterns.reserve(n);
-    m.pattern_text.reserve(section("PATT")->size());
+    m.pattern_text.reserve(bytes.size());
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t rule = r.U32();
       std::string_view pattern;
@@ -1001,9 +1003,10 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
     if (!r.at_end()) return bad("PATT", "trailing bytes");
   }
   {
-    ByteReader r(*section("KEYW"));
+    const std::string_view bytes = section("KEYW");
+    ByteReader r(bytes);
     uint32_t n = r.U32();
-    if (!r.ok() || n > section("KEYW")->size() / 8) return bad("KEYW", "bad count");
+    if (!r.ok() || n > bytes.size() / 8) return bad("KEYW", "bad count");
     m.keyword_sets.resize(n);
     for (CompiledKeywordSet& ks : m.keyword_sets) {
       ks.rule_index = r.U32();
@@ -1016,21 +1019,21 @@ Status CompiledList::Import(const CompiledSectionViews& sections,
     if (!r.at_end()) return bad("KEYW", "trailing bytes");
   }
   {
-    ByteReader r(*section("URLS"));
+    ByteReader r(section("URLS"));
     if (!ReadIndex(&r, rule_count, &m.pages) || !ReadIndex(&r, rule_count, &m.domains) ||
         !r.at_end()) {
       return bad("URLS", "malformed");
     }
   }
   {
-    ByteReader r(*section("PREF"));
+    ByteReader r(section("PREF"));
     if (!m.prefilter.Deserialize(&r) || !r.at_end()) return bad("PREF", "malformed");
     if (m.prefilter.item_count() != m.patterns.size() + m.keyword_sets.size()) {
       return bad("PREF", "item count does not match the matchers");
     }
   }
   {
-    ByteReader r(*section("SIMI"));
+    ByteReader r(section("SIMI"));
     ScanSimilarRules(options.similar, &m);
     const bool has_index = r.U8() != 0;
     if (!r.ok() || has_index != m.any_similar) return bad("SIMI", "malformed");

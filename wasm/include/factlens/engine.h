@@ -126,6 +126,15 @@ class Engine {
   // or corrupted (checksum), naming which.
   Status LoadCompiled(std::string_view bytes, const LoadOptions& options,
                       LoadedListInfo* info);
+  // The same, for a form of `form_size` bytes held elsewhere, which `read` brings
+  // in a part at a time (the checksum's parts of at most kReadPart bytes, then
+  // each section's header, then each section as it is imported), so that the
+  // form is never whole in this memory: the WebAssembly binding reads from a
+  // JavaScript Uint8Array, and a 100k-rule form (54 MB) no longer adds to the
+  // peak of wasm memory, which never shrinks.
+  Status LoadCompiled(size_t form_size, const CompiledFormReader& read,
+                      const LoadOptions& options, LoadedListInfo* info);
+  static constexpr size_t kReadPart = size_t{1} << 20;
 
   // Returns the compiled list `list_id`, or nullptr (benchmarks, diagnostics).
   const CompiledList* Compiled(std::string_view list_id) const;

@@ -59,9 +59,16 @@ struct CompiledSectionWriter {
   // given as they are, not copied (the rule records: 24 MB at 100k rules).
   std::string_view held = {};
 };
-// Sections of the compiled form being imported, by tag, as views into its bytes
-// (no copy of a large blob).
-using CompiledSectionViews = std::map<uint32_t, std::string_view>;
+// Reads `size` bytes at `offset` of a compiled form being imported. The view is
+// valid until the next call: a reader over bytes held elsewhere (a JavaScript
+// Uint8Array) brings in one part at a time, so the form is never whole in wasm
+// memory; a reader over bytes in memory returns views into them (no copy).
+using CompiledFormReader = std::function<std::string_view(size_t offset, size_t size)>;
+// Where each section of a compiled form being imported is, by tag.
+struct CompiledSectionSpan {
+  size_t offset = 0, size = 0;
+};
+using CompiledSectionSpans = std::map<uint32_t, CompiledSectionSpan>;
 // Returns the tag of a four-letter section name.
 constexpr uint32_t SectionTag(const char (&name)[5]) {
   return static_cast<uint32_t>(static_cast<unsigned char>(name[0])) |
@@ -91,10 +98,12 @@ class CompiledList {
   // This list's sections of the compiled form (all but the engine's LOAD), to be
   // written one at a time while the list stays loaded and unchanged.
   std::vector<CompiledSectionWriter> ExportSections() const;
-  // Rebuilds a list from the sections Export wrote. Returns kFormat if a section
-  // is missing or malformed (every count and index is checked).
-  static Status Import(const CompiledSectionViews& sections,
-                       const CompileOptions& options, std::unique_ptr<CompiledList>* out);
+  // Rebuilds a list from the sections Export wrote, at `sections` in the form
+  // `read` reads, each read once, one at a time. Returns kFormat if a section is
+  // missing or malformed (every count and index is checked).
+  static Status Import(const CompiledSectionSpans& sections,
+                       const CompiledFormReader& read, const CompileOptions& options,
+                       std::unique_ptr<CompiledList>* out);
 
   // Returns counts for benchmarks and diagnostics.
   struct Stats {
