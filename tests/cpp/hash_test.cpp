@@ -1,4 +1,5 @@
-// Tests of the hash component: the keyed hash of page text.
+// Tests of the hash component: the keyed hash of page text; and the binary
+// helpers of the compiled form (its checksum, its writer).
 #include "factlens/hash.h"
 
 #include <algorithm>
@@ -73,6 +74,57 @@ TEST_CASE("binary: Checksum64Stream over any split equals Checksum64", "[hash]")
   // It depends on every byte and on the length.
   CHECK(Checksum64("abcdefghi") != Checksum64("abcdefghj"));
   CHECK(Checksum64(std::string(8, '\0')) != Checksum64(std::string(9, '\0')));
+}
+
+// The compiled form's export writes each section through a streaming writer: the
+// parts it hands out join to what a plain writer writes, each buffered part is
+// handed out once it reaches the part size (so none grows past two parts), a run
+// of at least a part goes out as it is, and size() counts every byte.
+TEST_CASE("binary: a streaming ByteWriter hands out what a plain one writes", "[hash]") {
+  std::mt19937 rng(20261202);
+  for (int round = 0; round < 200; ++round) {
+    const size_t part = 1 + rng() % 40;
+    std::vector<std::string> parts;
+    ByteWriter plain;
+    ByteWriter stream = ByteWriter::Streaming(
+        part, [&](std::string_view bytes) { parts.emplace_back(bytes); });
+    stream.Reserve(1000);
+    for (int op = 0; op < 60; ++op) {
+      const uint32_t value = static_cast<uint32_t>(rng());
+      std::vector<uint16_t> values(rng() % 30);
+      for (uint16_t& v : values) v = static_cast<uint16_t>(rng());
+      for (ByteWriter* w : {&plain, &stream}) {
+        switch (value % 5) {
+          case 0:
+            w->U8(static_cast<uint8_t>(value));
+            break;
+          case 1:
+            w->U32(value);
+            break;
+          case 2:
+            w->Var32(value >> (value % 32));
+            break;
+          case 3:
+            w->Str(std::string(value % 50, 'x'));
+            break;
+          default:
+            w->Vec(values);
+            break;
+        }
+      }
+      CHECK(stream.size() == plain.size());
+      CHECK(stream.bytes().size() < part);  // what is held back is less than a part
+    }
+    stream.Flush();
+    CHECK(stream.size() == plain.size());
+    CHECK(stream.bytes().empty());
+    std::string joined;
+    for (const std::string& p : parts) {
+      CHECK(!p.empty());
+      joined += p;
+    }
+    CHECK(joined == plain.bytes());
+  }
 }
 
 }  // namespace

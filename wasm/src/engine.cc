@@ -212,9 +212,8 @@ Status Engine::ExportCompiled(std::string_view list_id,
             [](const CompiledSectionWriter& a, const CompiledSectionWriter& b) {
               return a.tag < b.tag;
             });
-  // Each section's size first (ByteWriter::Counter): the checksum starts from the
-  // total, and each section is then written into a buffer of its exact size (one
-  // grown by doubling leaves holes that wasm memory keeps).
+  // Each section's size first (ByteWriter::Counter): its header, which comes
+  // before it, holds it, and the checksum starts from the total.
   std::vector<size_t> sizes;
   uint64_t body = 12;  // the bytes before the checksum
   for (const CompiledSectionWriter& section : sections) {
@@ -240,10 +239,12 @@ Status Engine::ExportCompiled(std::string_view list_id,
     head.U32(sections[i].tag);
     head.U32(static_cast<uint32_t>(sizes[i] + sections[i].held.size()));
     put(head.bytes());
-    ByteWriter w;
+    // Written a part at a time (kReadPart bytes, or a large array as it is), each
+    // handed out before the next is written: a section is never whole here.
+    ByteWriter w = ByteWriter::Streaming(kReadPart, put);
     w.Reserve(sizes[i]);
     sections[i].write(&w);
-    put(w.bytes());
+    w.Flush();
     if (!sections[i].held.empty()) put(sections[i].held);
   }
   ByteWriter trailer;

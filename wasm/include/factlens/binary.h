@@ -9,8 +9,10 @@
 #ifndef FACTLENS_BINARY_H_
 #define FACTLENS_BINARY_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,14 +49,34 @@ class ByteWriter {
     w.count_only_ = true;
     return w;
   }
+  // A writer that hands its bytes to `sink` as it goes, in parts of `part` bytes or
+  // more: what it buffers goes out once it reaches `part` bytes, and a run of at
+  // least `part` bytes (a large Vec) goes out from where it is, without a copy.
+  // Flush() hands out the rest. A large section is then never whole in memory
+  // (wasm memory keeps its peak: a 100k-rule export's 19 MB similarity section
+  // found no hole to fit in and grew it).
+  static ByteWriter Streaming(size_t part, std::function<void(std::string_view)> sink) {
+    ByteWriter w;
+    w.part_ = part > 0 ? part : 1;
+    w.sink_ = std::move(sink);
+    return w;
+  }
+  void Flush() {
+    if (!sink_ || out_.empty()) return;
+    flushed_ += out_.size();
+    sink_(out_);
+    out_.clear();  // (keeps its capacity for the next part)
+  }
   void Reserve(size_t n) {
-    if (!count_only_) out_.reserve(n);
+    // (A streaming writer holds less than two parts at a time.)
+    if (!count_only_) out_.reserve(sink_ ? std::min(n, 2 * part_) : n);
   }
   void U8(uint8_t v) {
     if (count_only_) {
       ++counted_;
     } else {
       out_.push_back(static_cast<char>(v));
+      if (sink_ && out_.size() >= part_) Flush();
     }
   }
   void U32(uint32_t v) { Raw(&v, 4); }
@@ -86,16 +108,10 @@ class ByteWriter {
     }
     U8(static_cast<uint8_t>(v));
   }
-  // Returns the offset of a U32 placeholder to fill in later with Patch32.
-  size_t Placeholder32() {
-    U32(0);
-    return size() - 4;
-  }
-  void Patch32(size_t at, uint32_t v) {
-    if (!count_only_) std::memcpy(&out_[at], &v, 4);
-  }
-  size_t size() const { return count_only_ ? counted_ : out_.size(); }
-  // The bytes written (none for a Counter).
+  // The bytes written so far (those a streaming writer handed out included).
+  size_t size() const { return count_only_ ? counted_ : flushed_ + out_.size(); }
+  // The bytes written (none for a Counter; those not yet handed out for a
+  // streaming writer).
   std::string& bytes() { return out_; }
 
  private:
@@ -104,13 +120,21 @@ class ByteWriter {
     static_assert(sizeof(uint32_t) == 4, "");
     if (count_only_) {
       counted_ += n;
+    } else if (sink_ && n >= part_) {
+      Flush();
+      flushed_ += n;
+      sink_(std::string_view(static_cast<const char*>(p), n));
     } else {
       out_.append(static_cast<const char*>(p), n);
+      if (sink_ && out_.size() >= part_) Flush();
     }
   }
   std::string out_;
   bool count_only_ = false;
   size_t counted_ = 0;
+  // A streaming writer's: its part size, the bytes handed out, where they go.
+  size_t part_ = 0, flushed_ = 0;
+  std::function<void(std::string_view)> sink_;
 };
 
 class ByteReader {
