@@ -95,27 +95,6 @@ class EngineBinding {
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
-  // `bytes` arrives from a Uint8Array (Embind copies it into the string).
-  std::string LoadCompiled(const std::string& bytes, const std::string& options_json) {
-    return LoadCompiledBytes(bytes, options_json);
-  }
-  std::string LoadCompiledBytes(std::string_view bytes, const std::string& options_json) {
-    return LoadCompiledForm(
-        bytes.size(),
-        [bytes](size_t offset, size_t size) { return bytes.substr(offset, size); },
-        options_json);
-  }
-  std::string LoadCompiledForm(size_t size, const CompiledFormReader& read,
-                               const std::string& options_json) {
-    LoadOptions options;
-    Status s = ReadLoadOptions(options_json, &options);
-    if (!s.ok()) return StatusJson(s);
-    LoadedListInfo info;
-    s = engine_.LoadCompiled(size, read, options, &info);
-    if (!s.ok()) return StatusJson(s);
-    return json({{"ok", true}, {"info", InfoJson(info)}})
-        .dump(-1, ' ', false, json::error_handler_t::replace);
-  }
   // LoadCompiled on a compiled form of `size` bytes that stays in JavaScript:
   // `read(offset, view)` fills `view`, a fresh buffer in wasm memory, with the
   // form's bytes from `offset` (at once: the view dies when memory grows). Only
@@ -124,8 +103,12 @@ class EngineBinding {
   // size of its form.
   std::string LoadCompiledFrom(size_t size, emscripten::val read,
                                const std::string& options_json) {
+    LoadOptions options;
+    Status s = ReadLoadOptions(options_json, &options);
+    if (!s.ok()) return StatusJson(s);
     std::unique_ptr<char[]> part;  // not a std::string: no zero-fill of what JS writes
-    return LoadCompiledForm(
+    LoadedListInfo info;
+    s = engine_.LoadCompiled(
         size,
         [&](size_t offset, size_t part_size) {
           part.reset();
@@ -135,7 +118,10 @@ class EngineBinding {
                    part_size, reinterpret_cast<unsigned char*>(part.get()))));
           return std::string_view(part.get(), part_size);
         },
-        options_json);
+        options, &info);
+    if (!s.ok()) return StatusJson(s);
+    return json({{"ok", true}, {"info", InfoJson(info)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
   // Returns a view of a fresh buffer of `size` bytes in wasm memory, for the next
@@ -429,7 +415,6 @@ EMSCRIPTEN_BINDINGS(factlens) {
   emscripten::class_<EngineBinding>("Engine")
       .constructor<>()
       .function("loadList", &EngineBinding::LoadList)
-      .function("loadCompiled", &EngineBinding::LoadCompiled)
       .function("inputBuffer", &EngineBinding::InputBuffer)
       .function("loadListInput", &EngineBinding::LoadListInput)
       .function("loadCompiledFrom", &EngineBinding::LoadCompiledFrom)
