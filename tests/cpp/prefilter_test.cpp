@@ -16,6 +16,7 @@
 #include "factlens/engine.h"
 #include "factlens/normalize.h"
 #include "nlohmann/json.hpp"
+#include "re2/re2.h"
 #include "re2/regexp.h"
 #include "test_util.h"
 
@@ -138,6 +139,137 @@ TEST_CASE("prefilter: randomised lists give the same verdicts with and without i
   }
   // The property means little if nothing matched: most posts should.
   CHECK(matched > compared / 2);
+}
+
+// A pattern whose matches have a bounded length, the kind RE2 searches for only
+// near its atoms (SearchWindow in match.cc); anchors and word boundaries test the
+// context at the window's edges.
+std::string RandomBoundedPattern(std::mt19937& rng) {
+  switch (rng() % 8) {
+    case 0:
+      return "^" + Word(rng) + " " + Word(rng);
+    case 1:
+      return Word(rng) + " " + Word(rng) + "$";
+    case 2:
+      return "\\b" + Word(rng) + "\\b.{0," + std::to_string(rng() % 40) + "}\\b" +
+             Word(rng) + "\\b";
+    case 3:
+      return "\\B" + Word(rng).substr(0, 2) + "[a-z\\x{430}-\\x{44f}]{0,3}";
+    case 4:
+      return "(?:" + Word(rng) + "|" + Word(rng) + ") (?:\\w+ ){0,3}" + Word(rng);
+    case 5:
+      return "\\b" + Word(rng) + "s?\\b";
+    case 6:
+      return "(?m)^" + Word(rng) + "|" + Word(rng) + "\\z";
+    default:
+      return RandomPattern(rng);
+  }
+}
+
+TEST_CASE("prefilter: patterns searched near their atoms match as searched everywhere",
+          "[prefilter]") {
+  // Long posts, where the search range is a small part of the text: every verdict
+  // (spans included) must be the one a search of the whole post gives (without
+  // the prefilter, CompiledList::Match searches every pattern everywhere).
+  std::mt19937 rng(20261201);
+  int compared = 0, matched = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    json rules = json::array();
+    for (int i = 0; i < 20; ++i) {
+      json rule = RandomRule(rng, i);
+      rule["match"] = {
+          {"patterns", {RandomBoundedPattern(rng), RandomBoundedPattern(rng)}}};
+      rules.push_back(rule);
+    }
+    const std::string text = testing::ListWithRules(rules.dump());
+    Engine with, without;
+    LoadOptions options;
+    options.allow_unsigned = true;
+    Status s = with.LoadList(text, options, nullptr);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    options.use_prefilter = false;
+    REQUIRE(without.LoadList(text, options, nullptr).ok());
+    for (int p = 0; p < 40; ++p) {
+      std::string post;
+      const int pieces = 5 + static_cast<int>(rng() % 40);
+      for (int k = 0; k < pieces; ++k) post += RandomPost(rng);
+      if (rng() % 3 == 0) post += Word(rng);  // a word at the very end
+      const std::string a = VerdictToJson(with.Check(post, {}), post);
+      const std::string b = VerdictToJson(without.Check(post, {}), post);
+      INFO(post);
+      REQUIRE(a == b);
+      ++compared;
+      matched += a.find("\"ruleId\"") != std::string::npos;
+    }
+  }
+  CHECK(matched > compared / 2);
+}
+
+TEST_CASE("prefilter: no match is longer than MaxMatchBytes", "[prefilter]") {
+  struct Case {
+    const char* pattern;
+    int64_t most;
+  };
+  // A folded letter counts 4 bytes (its other case forms may be longer); a class
+  // holds its folded forms already: [k] has U+212A, 3 bytes.
+  const Case cases[] = {{"ab", 8},
+                        {"12", 2},
+                        {"a|bcd", 12},
+                        {"x{2,5}", 20},
+                        {"x+", -1},
+                        {"(?:\\bx\\b)*", -1},
+                        {"(?:\\b)*", 0},
+                        {"[a-c]", 1},
+                        {"[k]", 3},
+                        {"(?-i)[a-c]{3}", 3},
+                        {".{0,3}", 12},
+                        {"\\x{430}", 2},
+                        {"(?-i)\\x{430}", 2},
+                        {"x{3,}", -1},
+                        {"^(?:ab)?$", 8},
+                        {"[\\x{10000}]", 4}};
+  for (const Case& c : cases) {
+    re2::RegexpStatus status;
+    re2::Regexp* re =
+        re2::Regexp::Parse(c.pattern,
+                           static_cast<re2::Regexp::ParseFlags>(re2::Regexp::LikePerl |
+                                                                re2::Regexp::FoldCase),
+                           &status);
+    INFO(c.pattern);
+    REQUIRE(re != nullptr);
+    CHECK(MaxMatchBytes(re) == c.most);
+    re->Decref();
+  }
+  // And on texts with other case forms and scripts, as RE2 matches (case-insensitive,
+  // as the engine compiles patterns): each match spans at most the bound.
+  std::mt19937 rng(7);
+  re2::RE2::Options options;
+  options.set_case_sensitive(false);
+  options.set_log_errors(false);
+  int bounded = 0, hits = 0;
+  for (int i = 0; i < 400; ++i) {
+    const std::string pattern = RandomBoundedPattern(rng);
+    re2::RE2 re(pattern, options);
+    REQUIRE(re.ok());
+    const int64_t most = MaxMatchBytes(re.Regexp());
+    if (most < 0) continue;
+    ++bounded;
+    std::string text = "\xD0\x90\xE2\x84\xAA ";
+    for (int k = 0; k < 8; ++k) text += RandomPost(rng);
+    re2::StringPiece input(text), hit;
+    size_t pos = 0;
+    while (pos <= text.size() &&
+           re.Match(input, pos, text.size(), re2::RE2::UNANCHORED, &hit, 1)) {
+      INFO(pattern << " on " << text);
+      CHECK(static_cast<int64_t>(hit.size()) <= most);
+      ++hits;
+      pos =
+          static_cast<size_t>(hit.data() - text.data()) + std::max<size_t>(hit.size(), 1);
+    }
+  }
+  CHECK(bounded > 200);
+  CHECK(hits > 100);
 }
 
 TEST_CASE("prefilter: no post keeps a case form of k or s other than k and s",

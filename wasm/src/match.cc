@@ -64,6 +64,34 @@ const re2::RE2::Options& Re2Options() {
   return *options;
 }
 
+// Where in a post a pattern's matches can lie: every match holds one of `atoms`
+// (ASCII lower-cased; ExtractAtoms' guarantee on normalised text) and spans at
+// most `max_bytes` (MaxMatchBytes), so all of them lie within max_bytes of the
+// atoms' first and last occurrences. RE2 searches only there: an unanchored
+// search for a pattern the prefilter picked but the post does not match otherwise
+// runs its DFA over the whole post, the cost of a check's patterns.
+struct SearchWindow {
+  int64_t max_bytes = -1;  // -1: no window (unbounded, or no atoms)
+  std::vector<std::string> atoms;
+};
+
+// Returns the search window of the compiled `re` (its own parse, with the flags it
+// matches with).
+SearchWindow WindowOf(const re2::RE2& re) {
+  SearchWindow w;
+  if (!re.ok()) return w;
+  const int64_t max_bytes = MaxMatchBytes(re.Regexp());
+  if (max_bytes < 0) return w;
+  RegexpAtoms atoms = ExtractAtoms(re.Regexp());
+  if (!atoms.usable) return w;
+  for (std::string& a : atoms.groups[0]) {
+    for (char& c : a) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  }
+  w.atoms = std::move(atoms.groups[0]);
+  w.max_bytes = max_bytes;
+  return w;
+}
+
 // One RE2 program, compiled on first use. Lists holding the same normalised
 // pattern share one LazyRegex through the registry below.
 class LazyRegex {
@@ -71,17 +99,74 @@ class LazyRegex {
   explicit LazyRegex(std::string pattern) : pattern_(std::move(pattern)) {}
   const std::string& pattern() const { return pattern_; }
   const re2::RE2& Get() const {
-    std::call_once(once_,
-                   [&] { re_ = std::make_unique<re2::RE2>(pattern_, Re2Options()); });
+    std::call_once(once_, [&] {
+      re_ = std::make_unique<re2::RE2>(pattern_, Re2Options());
+      window_ = WindowOf(*re_);
+    });
     return *re_;
   }
+  // Requires Get() first.
+  const SearchWindow& window() const { return window_; }
   bool compiled() const { return re_ != nullptr; }
 
  private:
   std::string pattern_;
   mutable std::once_flag once_;
   mutable std::unique_ptr<re2::RE2> re_;
+  mutable SearchWindow window_;
 };
+
+// The post's text with ASCII lower-cased, made on first need (a canonical URL's
+// path keeps its case; atoms are lower-case), for finding atoms.
+class LoweredText {
+ public:
+  explicit LoweredText(std::string_view text) : text_(text) {}
+  std::string_view Get() {
+    if (!made_) {
+      made_ = true;
+      if (std::any_of(text_.begin(), text_.end(),
+                      [](char c) { return c >= 'A' && c <= 'Z'; })) {
+        lowered_.assign(text_.begin(), text_.end());
+        for (char& c : lowered_)
+          c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+        text_ = lowered_;
+      }
+    }
+    return text_;
+  }
+
+ private:
+  std::string_view text_;
+  std::string lowered_;
+  bool made_ = false;
+};
+
+// Sets *range to the bytes [begin, end) of `text` that hold every match of a
+// pattern with window `w` (see SearchWindow): without a window, or when it would be
+// most of the text, all of it. Returns false if none of the atoms occurs (then no
+// match can).
+bool SearchRange(const SearchWindow& w, std::string_view text, LoweredText* lowered,
+                 ByteRange* range) {
+  const size_t n = text.size();
+  *range = {0, static_cast<uint32_t>(n)};
+  if (w.max_bytes < 0 || static_cast<uint64_t>(w.max_bytes) >= n / 2) return true;
+  const std::string_view t = lowered->Get();
+  size_t first_end = SIZE_MAX, last_begin = 0;
+  bool found = false;
+  for (const std::string& atom : w.atoms) {
+    const size_t first = t.find(atom);
+    if (first == std::string_view::npos) continue;
+    found = true;
+    first_end = std::min(first_end, first + atom.size());
+    last_begin = std::max(last_begin, t.rfind(atom));
+  }
+  if (!found) return false;
+  const size_t reach = static_cast<size_t>(w.max_bytes);
+  const size_t begin = first_end > reach ? first_end - reach : 0;
+  const size_t end = std::min(n, last_begin + reach);
+  *range = {static_cast<uint32_t>(begin), static_cast<uint32_t>(std::max(begin, end))};
+  return true;
+}
 
 // Normalised pattern -> the live LazyRegex for it, while any list holds it.
 class RegexRegistry {
@@ -1077,16 +1162,24 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   const uint32_t first_keyword_item = static_cast<uint32_t>(m.patterns.size());
   auto split = std::lower_bound(candidates.begin(), candidates.end(), first_keyword_item);
 
-  // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern.
+  // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern, searched
+  // for only where they can lie (SearchWindow; RE2 still sees the whole text around
+  // the range, for \b, ^ and $).
+  LoweredText lowered(post.text);
   for (auto it = candidates.begin(); it != split; ++it) {
     const CompiledPattern& p = m.patterns[*it];
-    const re2::RE2& re = m.Regex(p).Get();
+    const LazyRegex& lazy = m.Regex(p);
+    const re2::RE2& re = lazy.Get();
     if (!re.ok()) continue;  // checked at load when it could fail; never crash
+    // (Without the prefilter, the whole post: the reference the tests compare with.)
+    ByteRange range{0, static_cast<uint32_t>(post.text.size())};
+    if (m.use_prefilter && !SearchRange(lazy.window(), post.text, &lowered, &range))
+      continue;
     re2::StringPiece text(post.text), hit;
-    size_t pos = 0;
+    size_t pos = range.begin;
     RuleMatch match{p.rule_index, MatchKind::kPattern, kPatternScore, {}};
-    while (pos <= post.text.size() && match.spans.size() < kMaxSpansPerMatch &&
-           re.Match(text, pos, post.text.size(), re2::RE2::UNANCHORED, &hit, 1)) {
+    while (pos <= range.end && match.spans.size() < kMaxSpansPerMatch &&
+           re.Match(text, pos, range.end, re2::RE2::UNANCHORED, &hit, 1)) {
       size_t begin = static_cast<size_t>(hit.data() - post.text.data());
       size_t end = begin + hit.size();
       if (end > begin) match.spans.push_back(post.OriginalRange(begin, end));

@@ -325,6 +325,74 @@ int64_t EstimateProgramSize(re2::Regexp* re) { return Estimate(re); }
 
 namespace {
 
+int64_t RuneBytes(re2::Rune r) {
+  return r < 0x80 ? 1 : r < 0x800 ? 2 : r < 0x10000 ? 3 : 4;
+}
+
+// MaxMatchBytes of one rune of a literal with `flags`.
+int64_t LiteralBytes(re2::Rune r, int flags) {
+  if (flags & re2::Regexp::Latin1) return 1;
+  if (flags & re2::Regexp::FoldCase) {
+    const bool ascii_caseless = r < 0x80 && !((r | 0x20) >= 'a' && (r | 0x20) <= 'z');
+    return ascii_caseless ? 1 : 4;
+  }
+  return RuneBytes(r);
+}
+
+constexpr int64_t kUnbounded = -1;
+constexpr int64_t kMaxBytesCap = int64_t{1} << 40;
+
+int64_t MaxBytesNodes(re2::Regexp* re, int depth) {
+  if (depth > 1000) return kUnbounded;
+  const int flags = re->parse_flags();
+  int64_t n = 0;
+  switch (re->op()) {
+    case re2::kRegexpLiteral:
+      return LiteralBytes(re->rune(), flags);
+    case re2::kRegexpLiteralString:
+      for (int i = 0; i < re->nrunes(); ++i) n += LiteralBytes(re->runes()[i], flags);
+      return n;
+    case re2::kRegexpCharClass: {
+      if (flags & re2::Regexp::Latin1) return 1;
+      for (re2::RuneRange r : *re->cc()) n = std::max(n, RuneBytes(r.hi));
+      return n;
+    }
+    case re2::kRegexpAnyChar:
+      return (flags & re2::Regexp::Latin1) ? 1 : 4;
+    case re2::kRegexpAnyByte:
+      return 1;
+    case re2::kRegexpConcat:
+    case re2::kRegexpAlternate:
+      for (int i = 0; i < re->nsub(); ++i) {
+        const int64_t sub = MaxBytesNodes(re->sub()[i], depth + 1);
+        if (sub == kUnbounded) return kUnbounded;
+        n = re->op() == re2::kRegexpConcat ? SatAdd(n, sub) : std::max(n, sub);
+      }
+      return n >= kMaxBytesCap ? kUnbounded : n;
+    case re2::kRegexpCapture:
+    case re2::kRegexpQuest:
+      return MaxBytesNodes(re->sub()[0], depth + 1);
+    case re2::kRegexpStar:
+    case re2::kRegexpPlus:
+    case re2::kRegexpRepeat: {
+      const int64_t sub = MaxBytesNodes(re->sub()[0], depth + 1);
+      if (sub == 0) return 0;  // repeats of the empty-width only
+      if (sub == kUnbounded || re->op() != re2::kRegexpRepeat || re->max() < 0)
+        return kUnbounded;
+      n = SatMul(sub, re->max());
+      return n >= kMaxBytesCap ? kUnbounded : n;
+    }
+    default:  // empty-width assertions, empty match, no match, have match
+      return 0;
+  }
+}
+
+}  // namespace
+
+int64_t MaxMatchBytes(re2::Regexp* re) { return MaxBytesNodes(re, 0); }
+
+namespace {
+
 // True if parsing with case folding could not change what ExtractAtoms finds in a
 // normalised post: only ASCII literals and classes (the scan lower-cases; folding
 // adds their other case, and the two forms no post holds), no node already folded

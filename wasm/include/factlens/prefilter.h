@@ -45,6 +45,14 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes = 2);
 // RE2's memory budget.
 int64_t EstimateProgramSize(re2::Regexp* re);
 
+// Returns the most bytes one match of `re` can span, or -1 if there is no bound (a
+// star, a plus or an open-ended repeat of something that consumes input). Each
+// literal, class or any-character counts its longest UTF-8 form, and a letter under
+// case folding 4 bytes (its other forms may be longer: k and U+212A KELVIN SIGN).
+// With ExtractAtoms' guarantee, it bounds where in a text a match can lie: within
+// this many bytes of an atom's occurrence (CompiledList::Match searches only there).
+int64_t MaxMatchBytes(re2::Regexp* re);
+
 // For ParseForAtoms, on a tree parsed without case folding: true if folding could
 // not change its atoms on a normalised post (ASCII literals and classes, a negated
 // class's tail, no (?i)); and an upper bound on EstimateProgramSize of the same
