@@ -111,15 +111,11 @@ std::string RandomPost(std::mt19937& rng) {
   return post;
 }
 
-TEST_CASE("prefilter: randomised lists give the same verdicts with and without it",
-          "[prefilter]") {
-  std::mt19937 rng(20250115);
-  int compared = 0, matched = 0;
-  for (int trial = 0; trial < 40; ++trial) {
-    json rules = json::array();
-    for (int i = 0; i < 30; ++i) rules.push_back(RandomRule(rng, i));
-    std::string text = testing::ListWithRules(rules.dump());
-    Engine with, without;
+// Two engines holding the list `text`: one with the prefilter, one checking every
+// item of every post everywhere (the reference).
+struct WithAndWithout {
+  Engine with, without;
+  explicit WithAndWithout(const std::string& text) {
     LoadOptions options;
     options.allow_unsigned = true;
     Status s = with.LoadList(text, options, nullptr);
@@ -127,12 +123,26 @@ TEST_CASE("prefilter: randomised lists give the same verdicts with and without i
     REQUIRE(s.ok());
     options.use_prefilter = false;
     REQUIRE(without.LoadList(text, options, nullptr).ok());
+  }
+  // Returns the verdict of `post` (JSON), after requiring both engines give it.
+  std::string Verdict(const std::string& post) {
+    const std::string a = VerdictToJson(with.Check(post, {}), post);
+    INFO(post);
+    REQUIRE(a == VerdictToJson(without.Check(post, {}), post));
+    return a;
+  }
+};
+
+TEST_CASE("prefilter: randomised lists give the same verdicts with and without it",
+          "[prefilter]") {
+  std::mt19937 rng(20250115);
+  int compared = 0, matched = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    json rules = json::array();
+    for (int i = 0; i < 30; ++i) rules.push_back(RandomRule(rng, i));
+    WithAndWithout engines(testing::ListWithRules(rules.dump()));
     for (int p = 0; p < 60; ++p) {
-      std::string post = RandomPost(rng);
-      std::string a = VerdictToJson(with.Check(post, {}), post);
-      std::string b = VerdictToJson(without.Check(post, {}), post);
-      INFO(post);
-      REQUIRE(a == b);
+      const std::string a = engines.Verdict(RandomPost(rng));
       ++compared;
       matched += a.find("\"ruleId\"") != std::string::npos;
     }
@@ -181,24 +191,13 @@ TEST_CASE("prefilter: patterns searched near their atoms match as searched every
           {"patterns", {RandomBoundedPattern(rng), RandomBoundedPattern(rng)}}};
       rules.push_back(rule);
     }
-    const std::string text = testing::ListWithRules(rules.dump());
-    Engine with, without;
-    LoadOptions options;
-    options.allow_unsigned = true;
-    Status s = with.LoadList(text, options, nullptr);
-    INFO(s.message());
-    REQUIRE(s.ok());
-    options.use_prefilter = false;
-    REQUIRE(without.LoadList(text, options, nullptr).ok());
+    WithAndWithout engines(testing::ListWithRules(rules.dump()));
     for (int p = 0; p < 40; ++p) {
       std::string post;
       const int pieces = 5 + static_cast<int>(rng() % 40);
       for (int k = 0; k < pieces; ++k) post += RandomPost(rng);
       if (rng() % 3 == 0) post += Word(rng);  // a word at the very end
-      const std::string a = VerdictToJson(with.Check(post, {}), post);
-      const std::string b = VerdictToJson(without.Check(post, {}), post);
-      INFO(post);
-      REQUIRE(a == b);
+      const std::string a = engines.Verdict(post);
       ++compared;
       matched += a.find("\"ruleId\"") != std::string::npos;
     }
