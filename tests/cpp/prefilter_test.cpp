@@ -196,6 +196,11 @@ TEST_CASE("prefilter: patterns searched near their atoms match as searched every
       std::string post;
       const int pieces = 5 + static_cast<int>(rng() % 40);
       for (int k = 0; k < pieces; ++k) post += RandomPost(rng);
+      if (rng() % 3 == 0) {  // a URL, whose path keeps its case
+        std::string upper = Word(rng);
+        for (char& c : upper) c = static_cast<char>(std::toupper(c));
+        post += " https://news.example/" + upper + "/" + Word(rng) + " ";
+      }
       if (rng() % 3 == 0) post += Word(rng);  // a word at the very end
       const std::string a = engines.Verdict(post);
       ++compared;

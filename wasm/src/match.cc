@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -64,31 +65,120 @@ const re2::RE2::Options& Re2Options() {
   return *options;
 }
 
-// Where in a post a pattern's matches can lie: every match holds one of `atoms`
-// (ASCII lower-cased; ExtractAtoms' guarantee on normalised text) and spans at
-// most `max_bytes` (MaxMatchBytes), so all of them lie within max_bytes of the
-// atoms' first and last occurrences. RE2 searches only there: an unanchored
+// Where in a post a pattern's matches can lie. A match of a concatenation is its
+// pieces' matches one after the other, and every match of a piece with atoms
+// (ExtractAtoms, ASCII lower-cased, on normalised text) holds one of them: so a
+// match starts at most `before` bytes (MaxMatchBytes of the pieces up to and with
+// that one) ahead of where an atom's occurrence ends, and ends at most `after`
+// bytes (the piece and those after it) past where one starts. RE2 then searches
+// only between the first occurrences' bound and the last ones': an unanchored
 // search for a pattern the prefilter picked but the post does not match otherwise
-// runs its DFA over the whole post, the cost of a check's patterns.
+// runs its DFA over the whole post, most of what a check's patterns cost.
 struct SearchWindow {
-  int64_t max_bytes = -1;  // -1: no window (unbounded, or no atoms)
-  std::vector<std::string> atoms;
+  // An atom, found by looking for its rarest byte (memchr stops less often than on
+  // a first letter such as 'a' or 's') and comparing the rest around it.
+  struct Atom {
+    std::string text;
+    size_t key = 0;  // the offset of its rarest byte
+  };
+  struct Piece {
+    std::vector<Atom> atoms;
+    int64_t before = -1, after = -1;  // -1: no bound
+  };
+  std::vector<Piece> pieces;  // at most Prefilter::kMaxGroups, each with a bound
 };
+
+constexpr size_t kMaxWindowAtoms = 4;
+
+// Returns how common byte `c` is in normalised text, 0 the rarest: English letter
+// frequencies, digits rarer than letters, the space the most common of all; other
+// bytes (UTF-8 of other scripts, URL punctuation) count as rare.
+int ByteRank(char c) {
+  static constexpr char kByCommonness[] = " etaoinsrhldcumfpgwybvkxjqz0123456789";
+  const char* at = std::strchr(kByCommonness, c);
+  if (c == 0 || at == nullptr) return 0;
+  return static_cast<int>(sizeof(kByCommonness)) - static_cast<int>(at - kByCommonness);
+}
+
+// Finds `atom` in `t`: sets *first to its first occurrence and, with `want_last`,
+// *last to its last (else *last = *first). Returns false if it does not occur.
+bool FindAtom(std::string_view t, const SearchWindow::Atom& atom, bool want_last,
+              size_t* first, size_t* last) {
+  const size_t size = atom.text.size(), key = atom.key;
+  if (size > t.size()) return false;
+  const char want = atom.text[key];
+  bool found = false;
+  // Candidate positions of the key byte: from `key` (room before it) to the last
+  // place the atom still fits.
+  const char* const base = t.data();
+  const char* p = base + key;
+  const char* const stop = base + (t.size() - size) + key + 1;
+  while (p < stop) {
+    p = static_cast<const char*>(std::memchr(p, want, static_cast<size_t>(stop - p)));
+    if (p == nullptr) break;
+    const char* at = p - key;
+    // (The ends first, inline: most places holding the key byte differ there.)
+    if (at[0] == atom.text[0] && at[size - 1] == atom.text[size - 1] &&
+        std::memcmp(at, atom.text.data(), size) == 0) {
+      const size_t pos = static_cast<size_t>(at - base);
+      if (!found) {
+        found = true;
+        *first = pos;
+        if (!want_last) break;
+      }
+      *last = pos;
+    }
+    ++p;
+  }
+  if (found && !want_last) *last = *first;
+  return found;
+}
 
 // Returns the search window of the compiled `re` (its own parse, with the flags it
 // matches with).
 SearchWindow WindowOf(const re2::RE2& re) {
   SearchWindow w;
   if (!re.ok()) return w;
-  const int64_t max_bytes = MaxMatchBytes(re.Regexp());
-  if (max_bytes < 0) return w;
-  RegexpAtoms atoms = ExtractAtoms(re.Regexp());
-  if (!atoms.usable) return w;
-  for (std::string& a : atoms.groups[0]) {
-    for (char& c : a) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  re2::Regexp* top = re.Regexp();
+  while (top->op() == re2::kRegexpCapture) top = top->sub()[0];
+  std::vector<re2::Regexp*> subs;
+  if (top->op() == re2::kRegexpConcat) {
+    subs.assign(top->sub(), top->sub() + top->nsub());
+  } else {
+    subs.push_back(top);
   }
-  w.atoms = std::move(atoms.groups[0]);
-  w.max_bytes = max_bytes;
+  std::vector<int64_t> most(subs.size());
+  for (size_t i = 0; i < subs.size(); ++i) most[i] = MaxMatchBytes(subs[i]);
+  // The sum of most[begin, end), or -1 if one of them has no bound.
+  auto span = [&](size_t begin, size_t end) {
+    int64_t sum = 0;
+    for (size_t i = begin; i < end; ++i) {
+      if (most[i] < 0) return int64_t{-1};
+      sum += most[i];
+    }
+    return sum;
+  };
+  for (size_t i = 0; i < subs.size() && w.pieces.size() < Prefilter::kMaxGroups; ++i) {
+    SearchWindow::Piece piece;
+    piece.before = span(0, i + 1);
+    piece.after = span(i, subs.size());
+    if (piece.before < 0 && piece.after < 0) continue;
+    RegexpAtoms atoms = ExtractAtoms(subs[i]);
+    if (!atoms.usable) continue;
+    // Each atom is a scan of the post: a piece of many variants costs more than
+    // its window saves.
+    if (atoms.groups[0].size() > kMaxWindowAtoms) continue;
+    for (std::string& text : atoms.groups[0]) {
+      SearchWindow::Atom atom;
+      for (char& c : text) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+      for (size_t k = 1; k < text.size(); ++k) {
+        if (ByteRank(text[k]) < ByteRank(text[atom.key])) atom.key = k;
+      }
+      atom.text = std::move(text);
+      piece.atoms.push_back(std::move(atom));
+    }
+    w.pieces.push_back(std::move(piece));
+  }
   return w;
 }
 
@@ -116,16 +206,18 @@ class LazyRegex {
   mutable SearchWindow window_;
 };
 
-// The post's text with ASCII lower-cased, made on first need (a canonical URL's
-// path keeps its case; atoms are lower-case), for finding atoms.
+// The post's text with ASCII lower-cased, made on first need, for finding atoms
+// (which are lower-case). Normalize lower-cases every letter but a canonical URL's
+// path, so a post without URLs is used as it is.
 class LoweredText {
  public:
-  explicit LoweredText(std::string_view text) : text_(text) {}
+  explicit LoweredText(const NormalizedText& post) : post_(post), text_(post.text) {}
   std::string_view Get() {
     if (!made_) {
       made_ = true;
-      if (std::any_of(text_.begin(), text_.end(),
-                      [](char c) { return c >= 'A' && c <= 'Z'; })) {
+      if (!post_.urls.empty() && std::any_of(text_.begin(), text_.end(), [](char c) {
+            return c >= 'A' && c <= 'Z';
+          })) {
         lowered_.assign(text_.begin(), text_.end());
         for (char& c : lowered_)
           c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
@@ -136,35 +228,43 @@ class LoweredText {
   }
 
  private:
+  const NormalizedText& post_;
   std::string_view text_;
   std::string lowered_;
   bool made_ = false;
 };
 
 // Sets *range to the bytes [begin, end) of `text` that hold every match of a
-// pattern with window `w` (see SearchWindow): without a window, or when it would be
-// most of the text, all of it. Returns false if none of the atoms occurs (then no
-// match can).
+// pattern with window `w` (see SearchWindow); all of it without a window, or for a
+// short text. Returns false if no match can be: a piece's atoms do not occur, or
+// the bounds leave no room.
 bool SearchRange(const SearchWindow& w, std::string_view text, LoweredText* lowered,
                  ByteRange* range) {
+  constexpr size_t kShortText = 256;  // searched whole: finding atoms costs more
   const size_t n = text.size();
   *range = {0, static_cast<uint32_t>(n)};
-  if (w.max_bytes < 0 || static_cast<uint64_t>(w.max_bytes) >= n / 2) return true;
+  if (w.pieces.empty() || n < kShortText) return true;
   const std::string_view t = lowered->Get();
-  size_t first_end = SIZE_MAX, last_begin = 0;
-  bool found = false;
-  for (const std::string& atom : w.atoms) {
-    const size_t first = t.find(atom);
-    if (first == std::string_view::npos) continue;
-    found = true;
-    first_end = std::min(first_end, first + atom.size());
-    last_begin = std::max(last_begin, t.rfind(atom));
+  size_t begin = 0, end = n;
+  for (const SearchWindow::Piece& piece : w.pieces) {
+    size_t first_end = SIZE_MAX, last_begin = 0;
+    bool found = false;
+    for (const SearchWindow::Atom& atom : piece.atoms) {
+      size_t first, last;
+      if (!FindAtom(t, atom, piece.after >= 0, &first, &last)) continue;
+      found = true;
+      first_end = std::min(first_end, first + atom.text.size());
+      last_begin = std::max(last_begin, last);
+    }
+    if (!found) return false;
+    if (piece.before >= 0 && first_end > static_cast<uint64_t>(piece.before))
+      begin = std::max(begin, first_end - static_cast<size_t>(piece.before));
+    if (piece.after >= 0)
+      end = std::min(end, last_begin + static_cast<size_t>(std::min<int64_t>(
+                                           piece.after, static_cast<int64_t>(n))));
   }
-  if (!found) return false;
-  const size_t reach = static_cast<size_t>(w.max_bytes);
-  const size_t begin = first_end > reach ? first_end - reach : 0;
-  const size_t end = std::min(n, last_begin + reach);
-  *range = {static_cast<uint32_t>(begin), static_cast<uint32_t>(std::max(begin, end))};
+  if (begin > end) return false;
+  *range = {static_cast<uint32_t>(begin), static_cast<uint32_t>(end)};
   return true;
 }
 
@@ -1165,7 +1265,7 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern, searched
   // for only where they can lie (SearchWindow; RE2 still sees the whole text around
   // the range, for \b, ^ and $).
-  LoweredText lowered(post.text);
+  LoweredText lowered(post);
   for (auto it = candidates.begin(); it != split; ++it) {
     const CompiledPattern& p = m.patterns[*it];
     const LazyRegex& lazy = m.Regex(p);
