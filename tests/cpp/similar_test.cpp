@@ -213,6 +213,113 @@ TEST_CASE("similar: a minimum score returns exactly the full search's hits above
   for (size_t count : above) CHECK(count >= 20);
 }
 
+TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[similar]") {
+  // A list shaped like the bench's (claims of common words around rarer topic
+  // words, some with a second phrasing or a title) and posts of 40 to 300 words,
+  // some holding a claim whole, some the claim with little else. The gate must end
+  // most long posts before the postings walk, and every search with a min_score
+  // must return exactly the full search's hits at or above it.
+  std::mt19937 random(20261201);
+  std::vector<std::string> vocabulary;
+  for (int i = 0; i < 30000; ++i) vocabulary.push_back("v" + std::to_string(i) + "q");
+  // Word ranks with Zipf's law (s = 1 for text, s = 0.5 over the rarer words for
+  // topics, as the bench draws them: scripts/bench/generate.mjs).
+  auto sampler = [&](size_t from, double exponent) {
+    std::vector<double> cdf;
+    double sum = 0;
+    for (size_t i = from; i < vocabulary.size(); ++i) {
+      sum += 1 / std::pow(static_cast<double>(i - from + 1), exponent);
+      cdf.push_back(sum);
+    }
+    return [&random, &vocabulary, from, cdf, sum]() {
+      const double x = std::uniform_real_distribution<double>(0, sum)(random);
+      const size_t at =
+          static_cast<size_t>(std::lower_bound(cdf.begin(), cdf.end(), x) - cdf.begin());
+      return vocabulary[std::min(vocabulary.size() - 1, from + at)];
+    };
+  };
+  auto common = sampler(0, 1.0);
+  auto rare = sampler(1000, 0.5);
+  auto zipf = [&](size_t from) { return from == 0 ? common() : rare(); };
+  auto filler = [&](size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += (i ? " " : "") + zipf(0);
+    return out;
+  };
+  std::vector<SimilarDoc> docs;
+  std::vector<std::string> claims;
+  for (uint32_t r = 0; r < 1500; ++r) {
+    std::string topic[4] = {zipf(1000), zipf(1000), zipf(1000), zipf(1000)};
+    std::string claim;
+    const size_t length = 8 + random() % 7;
+    for (size_t k = 0; k < length; ++k)
+      claim += (k ? " " : "") + (k % 3 == 0 ? topic[k % 4] : zipf(0));
+    std::vector<std::string> texts = {claim};
+    if (random() % 2)
+      texts.push_back(topic[1] + " " + zipf(0) + " " + topic[0] + " " + topic[3]);
+    claims.push_back(claim);
+    docs.push_back(
+        Doc(r, texts, random() % 2 ? "No, " + topic[0] + " is not " + topic[2] : ""));
+  }
+  auto index = SimilarIndex::Build(docs);
+  size_t hits_found = 0, bounded = 0;
+  for (int n = 0; n < 600; ++n) {
+    std::string post;
+    switch (n % 4) {
+      case 0:  // a claim whole, nearly alone: often a hit
+        post = claims[random() % claims.size()] + " " + filler(random() % 4);
+        break;
+      case 1:  // a claim amid filler
+        post = filler(20 + random() % 100) + " " + claims[random() % claims.size()] +
+               " " + filler(20 + random() % 100);
+        break;
+      default:
+        post = filler(50 + random() % 350);
+    }
+    const NormalizedText normalized = Normalize(post);
+    const auto all = index->Search(normalized, 5);
+    // The gate's bound on z holds for every claim a wide search scores exactly.
+    const SimilarWeights& weights = ShippedSimilarWeights();
+    std::vector<double> bound_of(docs.size(), 0);
+    const auto bounds = index->GateBounds(normalized, SimilarIndex::kDefaultThreshold);
+    for (const auto& [rule, bound] : bounds) bound_of[rule] = bound;
+    if (!bounds.empty()) {
+      for (const SimilarHit& h : index->Search(normalized, 1000)) {
+        double z = 0;
+        for (int j = 0; j < kSimilarFeatureCount; ++j) z += weights[j] * h.features[j];
+        INFO(post << "\nclaim " << h.rule_index);
+        REQUIRE(z <= bound_of[h.rule_index] + 1e-9);
+        ++bounded;
+      }
+    }
+    for (double score : {0.55, 0.7, 0.9, SimilarIndex::kDefaultThreshold}) {
+      const auto some = index->Search(normalized, 5, {}, score);
+      std::vector<SimilarHit> expected;
+      for (const SimilarHit& h : all) {
+        if (h.score >= score) expected.push_back(h);
+      }
+      hits_found += expected.size();
+      INFO(post);
+      REQUIRE(some.size() == expected.size());
+      for (size_t i = 0; i < some.size(); ++i) {
+        CHECK(some[i].rule_index == expected[i].rule_index);
+        CHECK(some[i].score == expected[i].score);
+      }
+    }
+  }
+  const SimilarIndex::GateStats stats = index->gate_stats();
+  UNSCOPED_INFO("gate ended " << stats.ended << ", passed " << stats.passed << ", hits "
+                              << hits_found);
+  // Its promise, claim by claim (the searches above rarely come near it: the posts
+  // it ends are far from any hit).
+  CHECK(index->VerifyGate());
+  // Not vacuous: hits were there to lose, and the gate both ended and passed posts.
+  CHECK(hits_found >= 50);
+  CHECK(bounded >= 10000);
+  CHECK(stats.ended >= 150);
+  CHECK(stats.passed >= 50);
+}
+
 TEST_CASE("similar: the word cache serves posts of any number of distinct words",
           "[similar]") {
   // Search remembers a word's terms between posts, in a table of a fixed number

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -383,6 +384,8 @@ inline void Unmark(std::vector<uint64_t>* bits, uint32_t id) {
 constexpr size_t kPostingBudget = 1 << 11;
 // Candidates scored exactly (all fields, from the claim's side) per re-ranked one.
 constexpr size_t kExactPerCandidate = 2;
+// The most claims the gate of a check tests before it leaves the post to the walk.
+constexpr size_t kGateMostClaims = 96;
 // Bits per bigram in the filter that spares Search most bigram lookups.
 constexpr size_t kBigramFilterBits = 16;
 // Distinct words whose terms Search remembers between posts (then it starts over).
@@ -458,6 +461,7 @@ struct SimilarIndex::Impl {
     // and (in phrasing_idf) over each phrasing's words, in the order the coverage
     // features sum them, so the sums are the same doubles.
     double claim_idf = 0, title_idf = 0;
+    double phrasing_idf_max = 0;  // the largest of its phrasings' sums
     double char_norm = 0;
     // Sorted (term id, frequency) per field: the claim's words over all phrasings,
     // the title's words, the word bigrams and the character grams.
@@ -531,6 +535,40 @@ struct SimilarIndex::Impl {
   std::string cache_text;
   std::vector<uint32_t> cache_stem_ids, cache_grams;
   std::vector<uint64_t> cache_stem_keys;
+
+  // The gate of a check (Search with a min_score; BuildGate, on first need). A
+  // claim's re-ranked z is at most what the post alone bounds its other features
+  // by (GateBase) plus its weighted shares of covered words (f1, f3, f9: GateWords),
+  // and it is no hit with thin evidence. So for a post whose base leaves the claims
+  // needing word features of at least r, a claim can be a hit only if the post
+  // holds enough of its gate words for r: its rarest words, up to the point where
+  // the rest with any one of them back still has thin evidence or stays below r
+  // (then two are needed), or else where the rest alone does (one). Per level r of
+  // kGateLevels, `begin[l]` and `docs[l]` are the claims by gate word.
+  static constexpr int kGateLevelCount = 4;
+  static constexpr double kGateLevels[kGateLevelCount] = {2.5, 4.0, 5.0, 5.5};
+  struct Gate {
+    bool built = false;
+    size_t most_terms[kFieldCount] = {};  // the most terms a claim has, per field
+    double most_word_idf = 0;             // the largest claim, title or phrasing idf sum
+    std::vector<uint32_t> begin[kGateLevelCount], docs[kGateLevelCount];
+    // Per claim and level: how many of its gate words a post must hold.
+    std::vector<uint8_t> need;
+    // Per claim: the post that last reached it, and how many gate words it holds.
+    std::vector<uint32_t> stamp;
+    std::vector<uint8_t> count;
+    SimilarIndex::GateStats stats;
+    // Set by GateBounds: Search fills it with every claim's bound and stops.
+    std::vector<std::pair<uint32_t, double>>* bounds = nullptr;
+  } gate;
+  void BuildGate();
+  // Returns the weighted word features f1, f3, f9 of `doc` (its words `words`) for
+  // a post holding the words `present(id)` says, and sets *thin if the evidence is
+  // thin (fewer than kMinSharedWords claim words, no phrasing whole). The same sums
+  // as Search's word_features, in the same order.
+  template <typename Present>
+  double GateWords(const Doc& doc, const WordView& words, const Present& present,
+                   bool* thin) const;
 
   // Scratch for Search (not thread-safe, as documented).
   uint32_t stamp = 0;  // the current post's, in doc_state
@@ -635,6 +673,7 @@ struct SimilarIndex::Impl {
   void NewStamp() {
     if (++stamp != 0) return;
     for (DocState& d : doc_state) d.stamp = 0;
+    for (uint32_t& s : gate.stamp) s = 0;  // (their counts are reset with them)
     stamp = 1;
   }
 };
@@ -720,6 +759,69 @@ void SimilarIndex::Impl::TrimCache(size_t room) {
 SimilarIndex::SimilarIndex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SimilarIndex::~SimilarIndex() = default;
 size_t SimilarIndex::size() const { return impl_->docs.size(); }
+SimilarIndex::GateStats SimilarIndex::gate_stats() const { return impl_->gate.stats; }
+
+std::vector<std::pair<uint32_t, double>> SimilarIndex::GateBounds(
+    const NormalizedText& post, double min_score) const {
+  std::vector<std::pair<uint32_t, double>> bounds;
+  impl_->gate.bounds = &bounds;
+  Search(post, 1, {}, min_score);
+  impl_->gate.bounds = nullptr;
+  return bounds;
+}
+
+bool SimilarIndex::VerifyGate(int random_sets) const {
+  Impl& x = *impl_;
+  if (!x.gate.built) x.BuildGate();
+  const Impl::Gate& g = x.gate;
+  std::mt19937 random(1);
+  std::vector<uint32_t> words;
+  std::vector<char> in;
+  for (uint32_t d = 0; d < x.docs.size(); ++d) {
+    const Impl::Doc& doc = x.docs[d];
+    const Impl::WordView v = x.Words(doc);
+    words.assign(v.phrasing_ids, v.title_ids + v.title_count);
+    std::sort(words.begin(), words.end());
+    words.erase(std::unique(words.begin(), words.end()), words.end());
+    for (int l = 0; l < Impl::kGateLevelCount; ++l) {
+      const uint32_t* begin = g.docs[l].data();
+      auto gate_word = [&](uint32_t id) {  // the claim's postings are in claim order
+        return std::binary_search(begin + g.begin[l][id], begin + g.begin[l][id + 1], d);
+      };
+      const int need = g.need[d * Impl::kGateLevelCount + l];
+      // Returns false if the words marked in `in` break the promise.
+      auto holds = [&]() {
+        int held = 0;
+        for (size_t i = 0; i < words.size(); ++i) held += in[i] && gate_word(words[i]);
+        if (held >= need) return true;
+        bool thin = false;
+        const double most = x.GateWords(
+            doc, v,
+            [&](uint32_t id) {
+              return in[std::lower_bound(words.begin(), words.end(), id) - words.begin()];
+            },
+            &thin);
+        return thin || most < Impl::kGateLevels[l];
+      };
+      // All but the gate words, then with each gate word back (for a need of 2).
+      in.assign(words.size(), 0);
+      for (size_t i = 0; i < words.size(); ++i) in[i] = !gate_word(words[i]);
+      if (!holds()) return false;
+      for (size_t i = 0; i < words.size() && need == 2; ++i) {
+        if (in[i]) continue;
+        in[i] = 1;
+        if (!holds()) return false;
+        in[i] = 0;
+      }
+      for (int t = 0; t < random_sets; ++t) {
+        const unsigned keep = 1 + t % 9;  // in tenths
+        for (size_t i = 0; i < words.size(); ++i) in[i] = random() % 10 < keep;
+        if (!holds()) return false;
+      }
+    }
+  }
+  return true;
+}
 
 namespace {
 
@@ -907,6 +1009,148 @@ void SimilarIndex::Impl::BuildPostings() {
   }
 }
 
+template <typename Present>
+double SimilarIndex::Impl::GateWords(const Doc& doc, const WordView& words,
+                                     const Present& present, bool* thin) const {
+  auto part_of = [&](const uint32_t* ids, uint32_t count) {
+    double part = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      if (present(ids[i])) part += Idf(kClaimField, ids[i]);
+    }
+    return part;
+  };
+  double f1 = 0;
+  const uint32_t* phrasing = words.phrasing_ids;
+  for (uint32_t p = 0; p < words.phrasing_count; ++p) {
+    const double all = phrasing_idf[doc.phrasing_idf_begin + p];
+    const double part = part_of(phrasing, words.lengths[p]);
+    phrasing += words.lengths[p];
+    if (all > 0) f1 = std::max(f1, part / all);
+  }
+  double f3 = 0;
+  if (words.title_count == 0) {
+    const double claim_part = part_of(words.claim_ids, words.claim_count);
+    f3 = doc.claim_idf > 0 ? claim_part / doc.claim_idf : 0;
+  } else {
+    const double title_part = part_of(words.title_ids, words.title_count);
+    f3 = doc.title_idf > 0 ? title_part / doc.title_idf : 0;
+  }
+  double shared = 0;
+  for (uint32_t i = 0; i < words.claim_count; ++i) shared += present(words.claim_ids[i]);
+  *thin = shared < kMinSharedWords && f1 < 1;
+  const double f9 = std::min(shared, 10.0) / 10;
+  return std::max(0.0, weights[1]) * f1 + std::max(0.0, weights[3]) * f3 +
+         std::max(0.0, weights[9]) * f9;
+}
+
+void SimilarIndex::Impl::BuildGate() {
+  Gate& g = gate;
+  g.built = true;
+  const double w1 = std::max(0.0, weights[1]), w3 = std::max(0.0, weights[3]),
+               w9 = std::max(0.0, weights[9]);
+  // Per claim: its distinct words, rarest first, and per level how many of them
+  // are its gate words and how many of those a post must hold (2, or 1 where no
+  // cut leaves the claim short with any one of them back).
+  std::vector<uint32_t> order_begin(docs.size() + 1, 0), orders;
+  std::vector<uint32_t> cut(docs.size() * kGateLevelCount);
+  g.need.assign(docs.size() * kGateLevelCount, 1);
+  std::vector<uint32_t> order;
+  std::vector<uint64_t> gone(words.size() / 64 + 1, 0);  // the first k, by word id
+  for (uint32_t d = 0; d < docs.size(); ++d) {
+    const Doc& doc = docs[d];
+    for (int f = 0; f < kFieldCount; ++f)
+      g.most_terms[f] = std::max(g.most_terms[f], doc.terms[f].size());
+    g.most_word_idf =
+        std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
+    const WordView v = Words(doc);
+    order.assign(v.phrasing_ids, v.title_ids + v.title_count);
+    std::sort(order.begin(), order.end());
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return Idf(kClaimField, a) > Idf(kClaimField, b);
+    });
+    // The most one word can add to f1, f3 and f9 (weighted): its idf over the
+    // smallest phrasing and claim or title sums, and a tenth for f9.
+    double smallest_phrasing = 0;
+    for (uint32_t p = 0; p < v.phrasing_count; ++p) {
+      const double all = phrasing_idf[doc.phrasing_idf_begin + p];
+      if (all > 0 && (smallest_phrasing == 0 || all < smallest_phrasing))
+        smallest_phrasing = all;
+    }
+    const double coverage = v.title_count == 0 ? doc.claim_idf : doc.title_idf;
+    auto most_added = [&](uint32_t id) {
+      const double idf = Idf(kClaimField, id);
+      return (smallest_phrasing > 0 ? w1 * idf / smallest_phrasing : 0) +
+             (coverage > 0 ? w3 * idf / coverage : 0) + w9 / 10;
+    };
+    // (All the ids asked about are the claim's own: present unless among the
+    // first k.)
+    auto present = [&](uint32_t id) { return !Marked(gone, id); };
+    uint32_t* const cut_of = &cut[d * kGateLevelCount];
+    uint8_t* const need_of = &g.need[d * kGateLevelCount];
+    for (int l = 0; l < kGateLevelCount; ++l) cut_of[l] = kNone;
+    uint32_t one_cut[kGateLevelCount];
+    for (int l = 0; l < kGateLevelCount; ++l) one_cut[l] = kNone;
+    double added = 0;  // the most any one of the first k words adds
+    for (size_t k = 0; k <= order.size(); ++k) {
+      if (k > 0) {
+        Mark(&gone, order[k - 1]);
+        added = std::max(added, most_added(order[k - 1]));
+      }
+      bool thin = false;
+      const double rest = GateWords(doc, v, present, &thin);
+      // With one gate word back: still thin only if a claim word short and every
+      // phrasing two words short of whole.
+      double shared = 0;
+      for (uint32_t i = 0; i < v.claim_count; ++i) shared += present(v.claim_ids[i]);
+      bool one_completes = false;
+      const uint32_t* phrasing = v.phrasing_ids;
+      for (uint32_t p = 0; p < v.phrasing_count; ++p) {
+        uint32_t missing = 0;
+        for (uint32_t i = 0; i < v.lengths[p]; ++i) missing += !present(phrasing[i]);
+        if (phrasing_idf[doc.phrasing_idf_begin + p] > 0 && missing <= 1)
+          one_completes = true;
+        phrasing += v.lengths[p];
+      }
+      const bool thin_with_one = shared + 1 < kMinSharedWords && !one_completes;
+      for (int l = 0; l < kGateLevelCount; ++l) {
+        const double r = kGateLevels[l] - 1e-6;
+        if (one_cut[l] == kNone && (thin || rest < r))
+          one_cut[l] = static_cast<uint32_t>(k);
+        if (cut_of[l] == kNone && (thin_with_one || rest + added < r)) {
+          cut_of[l] = static_cast<uint32_t>(k);
+          need_of[l] = 2;
+        }
+      }
+    }
+    // (No words left is thin evidence, so every level has its one-word cut.)
+    for (int l = 0; l < kGateLevelCount; ++l) {
+      if (cut_of[l] == kNone) cut_of[l] = one_cut[l];
+    }
+    for (uint32_t id : order) Unmark(&gone, id);
+    orders.insert(orders.end(), order.begin(), order.end());
+    order_begin[d + 1] = static_cast<uint32_t>(orders.size());
+  }
+  // Claims by gate word, per level.
+  for (int l = 0; l < kGateLevelCount; ++l) {
+    std::vector<uint32_t>& begin = g.begin[l];
+    begin.assign(words.size() + 1, 0);
+    for (uint32_t d = 0; d < docs.size(); ++d) {
+      for (uint32_t i = 0; i < cut[d * kGateLevelCount + l]; ++i)
+        ++begin[orders[order_begin[d] + i] + 1];
+    }
+    for (size_t w = 0; w < words.size(); ++w) begin[w + 1] += begin[w];
+    g.docs[l].resize(begin[words.size()]);
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (uint32_t d = 0; d < docs.size(); ++d) {
+      for (uint32_t i = 0; i < cut[d * kGateLevelCount + l]; ++i)
+        g.docs[l][fill[orders[order_begin[d] + i]]++] = d;
+    }
+  }
+  g.stamp.assign(docs.size(), 0);
+  g.count.assign(docs.size(), 0);
+}
+
 void SimilarIndex::Impl::Finish() {
   Impl& x = *this;
   x.doc_state.assign(x.docs.size(), {});
@@ -941,6 +1185,7 @@ void SimilarIndex::Impl::Finish() {
       double all = 0;
       for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.Idf(kClaimField, *id++);
       x.phrasing_idf.push_back(all);
+      doc.phrasing_idf_max = std::max(doc.phrasing_idf_max, all);
     }
     double norm = 0;
     for (const TermFreq& t : doc.terms[kCharField]) {
@@ -1282,6 +1527,105 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     if (field_max[f] > 0) weight_sum += kFieldWeight[f];
   }
   if (weight_sum == 0) return hits;  // nothing in common with any claim
+
+  // The post's heaviest claim and title terms and squared character-gram weights,
+  // best first, as prefix sums: sums[n] bounds what n terms a claim shares with the
+  // post can weigh (the gate and the bound below).
+  auto prefix_sums = [&](const std::vector<float>& weights, size_t most,
+                         std::vector<double>* sums) {
+    std::vector<float>& w = x.sort_scratch;
+    w = weights;
+    most = std::min(most, w.size());
+    // (Selecting, then sorting the few selected, is O(n): partial_sort's heap
+    // was a tenth of a long post's search.)
+    std::nth_element(w.begin(), w.begin() + most, w.end(), std::greater<float>());
+    std::sort(w.begin(), w.begin() + most, std::greater<float>());
+    sums->assign(1, 0.0);
+    for (size_t j = 0; j < most; ++j) sums->push_back(sums->back() + w[j]);
+  };
+  auto top = [](const std::vector<double>& sums, size_t n) {
+    return sums[std::min(n, sums.size() - 1)];
+  };
+  auto share = [&](double part, double whole) {
+    return whole > 0 ? std::min(1.0, part / whole) : 0.0;
+  };
+  const double z_needed = std::log(min_score / (1 - min_score)) - 1e-6;
+
+  // The gate (see Impl::Gate): with a min_score, the features other than the
+  // shares of covered words are bounded from the post alone, as the candidates'
+  // bound below does, but for the largest claim; the claims must make up the rest
+  // from f1, f3 and f9. Only those the post holds a gate word of can, and most
+  // posts reach none that does: they stop here, without the postings walk.
+  if (min_score > kThinEvidenceScore && x.options.rerank && withheld.empty()) {
+    if (!x.gate.built) x.BuildGate();
+    const Impl::Gate& g = x.gate;
+    const SimilarWeights& w = x.weights;
+    prefix_sums(x.post_weight[kClaimField], g.most_terms[kClaimField], &x.top_claim);
+    prefix_sums(x.post_weight[kTitleField], g.most_terms[kTitleField], &x.top_title);
+    prefix_sums(x.post_char_sq, g.most_terms[kCharField], &x.top_char_sq);
+    const double cosine =
+        char_norm > 0
+            ? share(std::sqrt(top(x.top_char_sq, g.most_terms[kCharField])), char_norm)
+            : 0;
+    const double claim_bm25 =
+        share(top(x.top_claim, g.most_terms[kClaimField]), field_max[kClaimField]);
+    const double title_bm25 = std::max(
+        claim_bm25,
+        share(top(x.top_title, g.most_terms[kTitleField]), field_max[kTitleField]));
+    // f2, f4: a claim's (or title's) covered idf over the post's; f10 at most 1.
+    const double over_post =
+        post_word_weight > 0 ? g.most_word_idf / post_word_weight : 0;
+    const double base = w[0] + std::max(0.0, w[5]) + std::max(0.0, w[6] * cosine) +
+                        std::max(0.0, w[7] * claim_bm25) +
+                        std::max(0.0, w[8] * title_bm25) +
+                        (std::max(0.0, w[2]) + std::max(0.0, w[4])) * over_post +
+                        std::max(0.0, w[10]) * std::min(1.0, over_post);
+    const double needed = z_needed - base;  // from f1, f3, f9
+    if (x.gate.bounds != nullptr) {
+      auto present = [&](uint32_t id) { return Marked(x.word_present, id); };
+      for (const Impl::Doc& doc : x.docs) {
+        bool thin = false;
+        const double words = x.GateWords(doc, x.Words(doc), present, &thin);
+        x.gate.bounds->push_back({doc.rule_index, base + words});
+      }
+      return hits;
+    }
+    int level = Impl::kGateLevelCount - 1;
+    while (level >= 0 && Impl::kGateLevels[level] > needed - 1e-6) --level;
+    if (level >= 0) {
+      const std::vector<uint32_t>& begin = g.begin[level];
+      const std::vector<uint32_t>& docs = g.docs[level];
+      auto present = [&](uint32_t id) { return Marked(x.word_present, id); };
+      Impl::Gate& gate = x.gate;
+      size_t tested = 0;
+      bool open = false;  // a claim may be a hit: search as before
+      for (uint32_t id : x.post_terms[kWords]) {
+        for (uint32_t i = begin[id]; i < begin[id + 1] && !open; ++i) {
+          const uint32_t d = docs[i];
+          if (gate.stamp[d] != stamp) {
+            gate.stamp[d] = stamp;
+            gate.count[d] = 0;
+          }
+          if (++gate.count[d] != gate.need[d * Impl::kGateLevelCount + level]) continue;
+          // Many claims to test: the walk and its bound cost less than testing all.
+          if (++tested > kGateMostClaims) {
+            open = true;
+            break;
+          }
+          bool thin = false;
+          const Impl::Doc& doc = x.docs[d];
+          const double words = x.GateWords(doc, x.Words(doc), present, &thin);
+          open = !thin && words >= needed - 1e-6;
+        }
+        if (open) break;
+      }
+      if (!open) {
+        ++gate.stats.ended;
+        return hits;
+      }
+      ++gate.stats.passed;
+    }
+  }
   // The contribution of a term to a document's first-stage score in a field: its
   // weight (the term's q * idf * (k1 + 1), scaled or not, computed once per term),
   // its frequency `tf` in the document and the document's BM25 normalisation in
@@ -1416,21 +1760,6 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // above min_score are exactly those of the full search.
   std::vector<char> viable(candidates.size(), 1);
   if (min_score > kThinEvidenceScore && x.options.rerank && !candidates.empty()) {
-    auto prefix_sums = [&](const std::vector<float>& weights, size_t most,
-                           std::vector<double>* sums) {
-      std::vector<float>& w = x.sort_scratch;
-      w = weights;
-      most = std::min(most, w.size());
-      // (Selecting, then sorting the few selected, is O(n): partial_sort's heap
-      // was a tenth of a long post's search.)
-      std::nth_element(w.begin(), w.begin() + most, w.end(), std::greater<float>());
-      std::sort(w.begin(), w.begin() + most, std::greater<float>());
-      sums->assign(1, 0.0);
-      for (size_t j = 0; j < most; ++j) sums->push_back(sums->back() + w[j]);
-    };
-    auto top = [](const std::vector<double>& sums, size_t n) {
-      return sums[std::min(n, sums.size() - 1)];
-    };
     size_t most[kFieldCount] = {0, 0, 0, 0};
     for (const Candidate& c : candidates) {
       const Impl::Doc& doc = x.docs[c.doc];
@@ -1443,10 +1772,6 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     prefix_sums(x.post_weight[kTitleField], most[kTitleField], &x.top_title);
     prefix_sums(x.post_char_sq, most[kCharField], &x.top_char_sq);
     const SimilarWeights& w = x.weights;
-    const double z_needed = std::log(min_score / (1 - min_score)) - 1e-6;
-    auto share = [&](double part, double whole) {
-      return whole > 0 ? std::min(1.0, part / whole) : 0.0;
-    };
     bool any = false;
     for (size_t i = 0; i < candidates.size(); ++i) {
       viable[i] = 0;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "factlens/binary.h"
@@ -102,6 +103,29 @@ class SimilarIndex {
   std::vector<ByteRange> Spans(const NormalizedText& post, uint32_t rule_index) const;
 
   size_t size() const;
+
+  // How the gate of a check has ended the searches with a min_score so far: a
+  // search the gate applies to either ends there (no claim can reach the score:
+  // `ended`) or goes on to the postings walk (`passed`). For tests and benchmarks.
+  struct GateStats {
+    uint64_t ended = 0, passed = 0;
+  };
+  GateStats gate_stats() const;
+  // Returns true if the gate keeps its promise for every claim at every level: no
+  // set of the claim's words holding fewer of its gate words than it needs has word
+  // features reaching the level without thin evidence. Checks, per claim and
+  // level, the sets a cut must rule out (all words but the gate words, with each
+  // gate word in turn) and `random_sets` random ones. Builds the gate if a check
+  // has not yet. For tests.
+  bool VerifyGate(int random_sets = 20) const;
+  // Returns, for each claim (rule index, bound), the gate's upper bound on the
+  // re-ranker's z for the normalised post `post` in a search with `min_score`:
+  // its bound on the features other than f1, f3 and f9 plus the claim's weighted
+  // f1, f3 and f9. Empty where the gate does not apply (min_score at most 0.5,
+  // the re-ranker off, nothing in common). For tests: the bound must hold for
+  // every claim, which a search's exact features show.
+  std::vector<std::pair<uint32_t, double>> GateBounds(const NormalizedText& post,
+                                                      double min_score) const;
 
   // Appends the index to `w` (the SIMI section of the compiled form, match.h).
   void Serialize(ByteWriter* w) const;
