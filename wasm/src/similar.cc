@@ -1421,7 +1421,6 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   double post_word_weight = 0;
   const size_t stemmer_count = x.stemmers.size();
   for (size_t s = 0; s < stemmer_count; ++s) {
-    uint32_t previous = kNone;
     for (const ContentWord& c : content) {
       const uint32_t id = x.cache_stem_ids[c.stems_begin + s];
       if (id != kNone) {
@@ -1440,20 +1439,30 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           post_word_weight += x.Idf(kClaimField, kNone);
         }
       }
-      if (x.options.word_bigrams && previous != kNone && id != kNone) {
-        const uint32_t b = x.FindBigram(BigramKey(previous, id));
-        if (b != kNone) {
-          if (!Marked(x.bigram_present, b)) {
-            Mark(&x.bigram_present, b);
-            x.bigram_qtf[b] = 0;
-            x.post_terms[kBigrams].push_back(b);
-          }
-          x.bigram_qtf[b] += 1;
-        }
-      }
-      previous = id;
     }
   }
+  // (The post's bigrams come after the gate, which has no use for them.)
+  auto mark_bigrams = [&] {
+    if (!x.options.word_bigrams) return;
+    for (size_t s = 0; s < stemmer_count; ++s) {
+      uint32_t previous = kNone;
+      for (const ContentWord& c : content) {
+        const uint32_t id = x.cache_stem_ids[c.stems_begin + s];
+        if (previous != kNone && id != kNone) {
+          const uint32_t b = x.FindBigram(BigramKey(previous, id));
+          if (b != kNone) {
+            if (!Marked(x.bigram_present, b)) {
+              Mark(&x.bigram_present, b);
+              x.bigram_qtf[b] = 0;
+              x.post_terms[kBigrams].push_back(b);
+            }
+            x.bigram_qtf[b] += 1;
+          }
+        }
+        previous = id;
+      }
+    }
+  };
   for (const ContentWord& c : content) {
     const uint32_t* grams = &x.cache_grams[c.grams_begin];
     for (uint32_t i = 1; i <= grams[0]; ++i) {
@@ -1497,36 +1506,26 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   auto scored = [&](Field f, uint32_t id) {
     return x.postings[f].df(id) > 0 && (f != kCharField || x.CharScored(id));
   };
-  // Each term's BM25 weight q * idf * (k1 + 1) per field (0: not scored), and the
-  // most the post could score in each field. The scored terms go to the postings
-  // walk's buckets at once, by the bit length of their document frequency (the
-  // walk takes the rarest first), their weights scaled once field_max is known.
+  // Each term's BM25 weight q * idf * (k1 + 1) in field `ft` (0: not scored), and
+  // the most the post could score in the field. The claim and title fields come
+  // first (the gate reads them), the bigram and character fields after it.
   double field_max[kFieldCount] = {0, 0, 0, 0};
-  auto& by_rarity = x.by_rarity;
-  for (auto& bucket : by_rarity) bucket.clear();
-  for (const FieldTerms& ft : fields) {
+  auto weigh = [&](const FieldTerms& ft) {
     std::vector<float>& post_weight = x.post_weight[ft.field];
     post_weight.clear();
-    if (!field_on[ft.field]) continue;
-    const PostingLists& p = x.postings[ft.field];
+    if (!field_on[ft.field]) return;
     std::vector<float>& weight = x.term_weight[ft.field];
     for (uint32_t id : *ft.ids) {
       weight[id] = 0;
       if (scored(ft.field, id)) {
         weight[id] = static_cast<float>(term_weight(ft.field, id, (*ft.qtf)[id]));
         field_max[ft.field] += weight[id];
-        // floor(log2(df)); df > 0, as the term is scored.
-        const int bits = 63 - __builtin_clzll(static_cast<unsigned long long>(p.df(id)));
-        by_rarity[bits].push_back({ft.field, p.begin[id], p.begin[id + 1], weight[id]});
       }
       post_weight.push_back(weight[id]);
     }
-  }
-  double weight_sum = 0;
-  for (int f = 0; f < kFieldCount; ++f) {
-    if (field_max[f] > 0) weight_sum += kFieldWeight[f];
-  }
-  if (weight_sum == 0) return hits;  // nothing in common with any claim
+  };
+  weigh(fields[kClaimField]);
+  weigh(fields[kTitleField]);
 
   // The post's heaviest claim and title terms and squared character-gram weights,
   // best first, as prefix sums: sums[n] bounds what n terms a claim shares with the
@@ -1633,6 +1632,30 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   auto contribution = [](double weight, float tf, float norm) {
     return weight * tf / (tf + norm);
   };
+
+  mark_bigrams();
+  weigh(fields[kBigramField]);
+  weigh(fields[kCharField]);
+  double weight_sum = 0;
+  for (int f = 0; f < kFieldCount; ++f) {
+    if (field_max[f] > 0) weight_sum += kFieldWeight[f];
+  }
+  if (weight_sum == 0) return hits;  // nothing in common with any claim
+  // The scored terms go to the postings walk's buckets, by the bit length of their
+  // document frequency (the walk takes the rarest first), in field and post order.
+  auto& by_rarity = x.by_rarity;
+  for (auto& bucket : by_rarity) bucket.clear();
+  for (const FieldTerms& ft : fields) {
+    if (!field_on[ft.field]) continue;
+    const PostingLists& p = x.postings[ft.field];
+    const std::vector<float>& weight = x.term_weight[ft.field];
+    for (uint32_t id : *ft.ids) {
+      if (!scored(ft.field, id)) continue;
+      // floor(log2(df)); df > 0, as the term is scored.
+      const int bits = 63 - __builtin_clzll(static_cast<unsigned long long>(p.df(id)));
+      by_rarity[bits].push_back({ft.field, p.begin[id], p.begin[id + 1], weight[id]});
+    }
+  }
 
   // Candidates: the documents in the postings of the post's terms, rarest terms
   // first, within kPostingBudget, ranked by the part of the score those terms give.

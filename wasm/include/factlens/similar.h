@@ -122,7 +122,7 @@ class SimilarIndex {
   // re-ranker's z for the normalised post `post` in a search with `min_score`:
   // its bound on the features other than f1, f3 and f9 plus the claim's weighted
   // f1, f3 and f9. Empty where the gate does not apply (min_score at most 0.5,
-  // the re-ranker off, nothing in common). For tests: the bound must hold for
+  // the re-ranker off). For tests: the bound must hold for
   // every claim, which a search's exact features show.
   std::vector<std::pair<uint32_t, double>> GateBounds(const NormalizedText& post,
                                                       double min_score) const;
