@@ -91,8 +91,9 @@ class SimilarIndex {
   // every claim. With `min_score` above 0.5 (a check passes its threshold), only
   // the hits scoring at least that are returned: exactly those of the search
   // without it, found sooner, since claims whose score is bounded below it are
-  // never scored in full. Not thread-safe: it reuses scratch buffers and a word
-  // cache.
+  // never scored in full, and a post no claim's gate words let through ends before
+  // the postings walk (see similar.cc's Impl::Gate; the first such search builds
+  // the gate). Not thread-safe: it reuses scratch buffers and a word cache.
   std::vector<SimilarHit> Search(const NormalizedText& post, size_t k,
                                  const std::vector<uint32_t>& withheld = {},
                                  double min_score = 0) const;
