@@ -170,7 +170,7 @@ SearchWindow WindowOf(const re2::RE2& re) {
     if (atoms.groups[0].size() > kMaxWindowAtoms) continue;
     for (std::string& text : atoms.groups[0]) {
       SearchWindow::Atom atom;
-      for (char& c : text) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+      for (char& c : text) c = AsciiLower(c);
       for (size_t k = 1; k < text.size(); ++k) {
         if (ByteRank(text[k]) < ByteRank(text[atom.key])) atom.key = k;
       }
@@ -212,6 +212,7 @@ class LazyRegex {
 class LoweredText {
  public:
   explicit LoweredText(const NormalizedText& post) : post_(post), text_(post.text) {}
+  size_t size() const { return text_.size(); }
   std::string_view Get() {
     if (!made_) {
       made_ = true;
@@ -219,8 +220,7 @@ class LoweredText {
             return c >= 'A' && c <= 'Z';
           })) {
         lowered_.assign(text_.begin(), text_.end());
-        for (char& c : lowered_)
-          c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+        for (char& c : lowered_) c = AsciiLower(c);
         text_ = lowered_;
       }
     }
@@ -234,14 +234,13 @@ class LoweredText {
   bool made_ = false;
 };
 
-// Sets *range to the bytes [begin, end) of `text` that hold every match of a
+// Sets *range to the bytes [begin, end) of the post that hold every match of a
 // pattern with window `w` (see SearchWindow); all of it without a window, or for a
 // short text. Returns false if no match can be: a piece's atoms do not occur, or
 // the bounds leave no room.
-bool SearchRange(const SearchWindow& w, std::string_view text, LoweredText* lowered,
-                 ByteRange* range) {
+bool SearchRange(const SearchWindow& w, LoweredText* lowered, ByteRange* range) {
   constexpr size_t kShortText = 256;  // searched whole: finding atoms costs more
-  const size_t n = text.size();
+  const size_t n = lowered->size();
   *range = {0, static_cast<uint32_t>(n)};
   if (w.pieces.empty() || n < kShortText) return true;
   const std::string_view t = lowered->Get();
@@ -1273,8 +1272,7 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
     if (!re.ok()) continue;  // checked at load when it could fail; never crash
     // (Without the prefilter, the whole post: the reference the tests compare with.)
     ByteRange range{0, static_cast<uint32_t>(post.text.size())};
-    if (m.use_prefilter && !SearchRange(lazy.window(), post.text, &lowered, &range))
-      continue;
+    if (m.use_prefilter && !SearchRange(lazy.window(), &lowered, &range)) continue;
     re2::StringPiece text(post.text), hit;
     size_t pos = range.begin;
     RuleMatch match{p.rule_index, MatchKind::kPattern, kPatternScore, {}};

@@ -65,7 +65,6 @@ inline bool IsAsciiAlnum(unsigned char c) {
   return (c >= '0' && c <= '9') || IsAsciiLetter(c);
 }
 inline bool IsAsciiSpaceOrControl(unsigned char c) { return c <= 0x20 || c == 0x7F; }
-inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
 
 // ---------------------------------------------------------------------------
 // Unicode properties

@@ -14,6 +14,7 @@
 #include <set>
 #include <utility>
 
+#include "factlens/normalize.h"
 #include "re2/regexp.h"
 #include "util/utf.h"
 
@@ -24,13 +25,11 @@ constexpr size_t kMaxExact = 16;       // strings in an exact set
 constexpr size_t kMaxExactBytes = 64;  // length of one exact string
 constexpr int kMaxClassRunes = 4;      // small classes enumerate their runes
 
-char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
-
 std::string RuneUtf8(re2::Rune r) {
   char buf[re2::UTFmax];
   int n = re2::runetochar(buf, &r);
   std::string s(buf, n);
-  for (char& c : s) c = LowerAscii(c);
+  for (char& c : s) c = AsciiLower(c);
   return s;
 }
 
@@ -518,7 +517,7 @@ void Prefilter::AddItem(uint32_t item,
       pending_text_.append(a);
       uint64_t head = 0;
       for (size_t k = begin; k < pending_text_.size(); ++k) {
-        pending_text_[k] = LowerAscii(pending_text_[k]);
+        pending_text_[k] = AsciiLower(pending_text_[k]);
         if (k - begin < 8)
           head |= uint64_t{static_cast<uint8_t>(pending_text_[k])}
                   << (56 - 8 * (k - begin));
@@ -780,14 +779,14 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     if (size > text.size() - end) return false;
     const char* tail = tails_.data() + output[kTailBegin];
     for (uint32_t k = 0; k < size; ++k) {
-      if (LowerAscii(text[end + k]) != tail[k]) return false;
+      if (AsciiLower(text[end + k]) != tail[k]) return false;
     }
     return true;
   };
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
   uint32_t s = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    const uint8_t c = static_cast<uint8_t>(LowerAscii(text[i]));
+    const uint8_t c = static_cast<uint8_t>(AsciiLower(text[i]));
     const uint64_t spread = kOnes * c;
     uint32_t head;
     for (;;) {

@@ -538,7 +538,8 @@ struct SimilarIndex::Impl {
 
   // The gate of a check (Search with a min_score; BuildGate, on first need). A
   // claim's re-ranked z is at most what the post alone bounds its other features
-  // by (GateBase) plus its weighted shares of covered words (f1, f3, f9: GateWords),
+  // by (Search's `base`) plus its weighted shares of covered words (f1, f3, f9:
+  // GateWords),
   // and it is no hit with thin evidence. So for a post whose base leaves the claims
   // needing word features of at least r, a claim can be a hit only if the post
   // holds enough of its gate words for r: its rarest words, up to the point where
@@ -562,13 +563,28 @@ struct SimilarIndex::Impl {
     std::vector<std::pair<uint32_t, double>>* bounds = nullptr;
   } gate;
   void BuildGate();
-  // Returns the weighted word features f1, f3, f9 of `doc` (its words `words`) for
-  // a post holding the words `present(id)` says, and sets *thin if the evidence is
-  // thin (fewer than kMinSharedWords claim words, no phrasing whole). The same sums
-  // as Search's word_features, in the same order.
+
+  // How much of claim `doc` (its words `words`) a post holding the words
+  // `present(id)` says covers, by idf: what the re-ranker's word features and the
+  // gate are made of, summed in one order for both.
+  struct Coverage {
+    double best_phrasing = 0;  // f1: the largest share of one phrasing's idf
+    double both_ways = 0;      // f10, given the post's word weight (0: none)
+    double claim_part = 0;     // the claim words' idf held
+    double title_part = 0;     // the title words' idf held (0 without a title)
+    double shared = 0;         // claim words held
+    // Thin evidence: fewer than kMinSharedWords claim words, and no phrasing
+    // whole. Tweets taught the model; short posts sharing two words with a claim
+    // ("my children love school") were not among them.
+    bool thin() const { return shared < kMinSharedWords && best_phrasing < 1; }
+  };
   template <typename Present>
-  double GateWords(const Doc& doc, const WordView& words, const Present& present,
-                   bool* thin) const;
+  Coverage CoverageOf(const Doc& doc, const WordView& words, const Present& present,
+                      double post_word_weight = 0) const;
+  // Returns the weighted word features f1, f3 and f9 of `doc` with `coverage`.
+  double GateWords(const Doc& doc, const WordView& words, const Coverage& coverage) const;
+  // Returns the distinct word ids of a claim's phrasings, claim and title, sorted.
+  static std::vector<uint32_t> DistinctWords(const WordView& words);
 
   // Scratch for Search (not thread-safe, as documented).
   uint32_t stamp = 0;  // the current post's, in doc_state
@@ -775,14 +791,11 @@ bool SimilarIndex::VerifyGate(int random_sets) const {
   if (!x.gate.built) x.BuildGate();
   const Impl::Gate& g = x.gate;
   std::mt19937 random(1);
-  std::vector<uint32_t> words;
   std::vector<char> in;
   for (uint32_t d = 0; d < x.docs.size(); ++d) {
     const Impl::Doc& doc = x.docs[d];
     const Impl::WordView v = x.Words(doc);
-    words.assign(v.phrasing_ids, v.title_ids + v.title_count);
-    std::sort(words.begin(), words.end());
-    words.erase(std::unique(words.begin(), words.end()), words.end());
+    const std::vector<uint32_t> words = Impl::DistinctWords(v);
     for (int l = 0; l < Impl::kGateLevelCount; ++l) {
       const uint32_t* begin = g.docs[l].data();
       auto gate_word = [&](uint32_t id) {  // the claim's postings are in claim order
@@ -794,14 +807,10 @@ bool SimilarIndex::VerifyGate(int random_sets) const {
         int held = 0;
         for (size_t i = 0; i < words.size(); ++i) held += in[i] && gate_word(words[i]);
         if (held >= need) return true;
-        bool thin = false;
-        const double most = x.GateWords(
-            doc, v,
-            [&](uint32_t id) {
-              return in[std::lower_bound(words.begin(), words.end(), id) - words.begin()];
-            },
-            &thin);
-        return thin || most < Impl::kGateLevels[l];
+        const Impl::Coverage coverage = x.CoverageOf(doc, v, [&](uint32_t id) {
+          return in[std::lower_bound(words.begin(), words.end(), id) - words.begin()];
+        });
+        return coverage.thin() || x.GateWords(doc, v, coverage) < Impl::kGateLevels[l];
       };
       // All but the gate words, then with each gate word back (for a need of 2).
       in.assign(words.size(), 0);
@@ -1010,8 +1019,9 @@ void SimilarIndex::Impl::BuildPostings() {
 }
 
 template <typename Present>
-double SimilarIndex::Impl::GateWords(const Doc& doc, const WordView& words,
-                                     const Present& present, bool* thin) const {
+SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
+    const Doc& doc, const WordView& words, const Present& present,
+    double post_word_weight) const {
   auto part_of = [&](const uint32_t* ids, uint32_t count) {
     double part = 0;
     for (uint32_t i = 0; i < count; ++i) {
@@ -1019,28 +1029,41 @@ double SimilarIndex::Impl::GateWords(const Doc& doc, const WordView& words,
     }
     return part;
   };
-  double f1 = 0;
+  Coverage c;
   const uint32_t* phrasing = words.phrasing_ids;
   for (uint32_t p = 0; p < words.phrasing_count; ++p) {
     const double all = phrasing_idf[doc.phrasing_idf_begin + p];
     const double part = part_of(phrasing, words.lengths[p]);
     phrasing += words.lengths[p];
-    if (all > 0) f1 = std::max(f1, part / all);
+    if (all > 0) c.best_phrasing = std::max(c.best_phrasing, part / all);
+    // Both ways at once: the post says this phrasing and little else.
+    if (all > 0 && post_word_weight > 0) {
+      c.both_ways = std::max(c.both_ways, std::min(part / all, part / post_word_weight));
+    }
   }
-  double f3 = 0;
-  if (words.title_count == 0) {
-    const double claim_part = part_of(words.claim_ids, words.claim_count);
-    f3 = doc.claim_idf > 0 ? claim_part / doc.claim_idf : 0;
-  } else {
-    const double title_part = part_of(words.title_ids, words.title_count);
-    f3 = doc.title_idf > 0 ? title_part / doc.title_idf : 0;
-  }
-  double shared = 0;
-  for (uint32_t i = 0; i < words.claim_count; ++i) shared += present(words.claim_ids[i]);
-  *thin = shared < kMinSharedWords && f1 < 1;
-  const double f9 = std::min(shared, 10.0) / 10;
-  return std::max(0.0, weights[1]) * f1 + std::max(0.0, weights[3]) * f3 +
+  c.claim_part = part_of(words.claim_ids, words.claim_count);
+  for (uint32_t i = 0; i < words.claim_count; ++i)
+    c.shared += present(words.claim_ids[i]);
+  if (words.title_count > 0) c.title_part = part_of(words.title_ids, words.title_count);
+  return c;
+}
+
+double SimilarIndex::Impl::GateWords(const Doc& doc, const WordView& words,
+                                     const Coverage& c) const {
+  // (f3 as word_features has it: a claim without a title is its own title.)
+  const double f3 = words.title_count == 0
+                        ? (doc.claim_idf > 0 ? c.claim_part / doc.claim_idf : 0)
+                        : (doc.title_idf > 0 ? c.title_part / doc.title_idf : 0);
+  const double f9 = std::min(c.shared, 10.0) / 10;
+  return std::max(0.0, weights[1]) * c.best_phrasing + std::max(0.0, weights[3]) * f3 +
          std::max(0.0, weights[9]) * f9;
+}
+
+std::vector<uint32_t> SimilarIndex::Impl::DistinctWords(const WordView& v) {
+  std::vector<uint32_t> ids(v.phrasing_ids, v.title_ids + v.title_count);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 void SimilarIndex::Impl::BuildGate() {
@@ -1054,7 +1077,6 @@ void SimilarIndex::Impl::BuildGate() {
   std::vector<uint32_t> order_begin(docs.size() + 1, 0), orders;
   std::vector<uint32_t> cut(docs.size() * kGateLevelCount);
   g.need.assign(docs.size() * kGateLevelCount, 1);
-  std::vector<uint32_t> order;
   std::vector<uint64_t> gone(words.size() / 64 + 1, 0);  // the first k, by word id
   for (uint32_t d = 0; d < docs.size(); ++d) {
     const Doc& doc = docs[d];
@@ -1063,9 +1085,7 @@ void SimilarIndex::Impl::BuildGate() {
     g.most_word_idf =
         std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
     const WordView v = Words(doc);
-    order.assign(v.phrasing_ids, v.title_ids + v.title_count);
-    std::sort(order.begin(), order.end());
-    order.erase(std::unique(order.begin(), order.end()), order.end());
+    std::vector<uint32_t> order = DistinctWords(v);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       return Idf(kClaimField, a) > Idf(kClaimField, b);
     });
@@ -1097,12 +1117,11 @@ void SimilarIndex::Impl::BuildGate() {
         Mark(&gone, order[k - 1]);
         added = std::max(added, most_added(order[k - 1]));
       }
-      bool thin = false;
-      const double rest = GateWords(doc, v, present, &thin);
+      const Coverage coverage = CoverageOf(doc, v, present);
+      const bool thin = coverage.thin();
+      const double rest = GateWords(doc, v, coverage);
       // With one gate word back: still thin only if a claim word short and every
       // phrasing two words short of whole.
-      double shared = 0;
-      for (uint32_t i = 0; i < v.claim_count; ++i) shared += present(v.claim_ids[i]);
       bool one_completes = false;
       const uint32_t* phrasing = v.phrasing_ids;
       for (uint32_t p = 0; p < v.phrasing_count; ++p) {
@@ -1112,7 +1131,7 @@ void SimilarIndex::Impl::BuildGate() {
           one_completes = true;
         phrasing += v.lengths[p];
       }
-      const bool thin_with_one = shared + 1 < kMinSharedWords && !one_completes;
+      const bool thin_with_one = coverage.shared + 1 < kMinSharedWords && !one_completes;
       for (int l = 0; l < kGateLevelCount; ++l) {
         const double r = kGateLevels[l] - 1e-6;
         if (one_cut[l] == kNone && (thin || rest < r))
@@ -1555,47 +1574,51 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // bound below does, but for the largest claim; the claims must make up the rest
   // from f1, f3 and f9. Only those the post holds a gate word of can, and most
   // posts reach none that does: they stop here, without the postings walk.
+  // (The gate's prefix sums are for the largest claim; the candidates' bound below
+  // reads the same sums, as far as its claims go, so it reuses them.)
+  bool sums_for_largest = false;
+  // Whether the post holds word `id` (the claims' coverage, CoverageOf).
+  auto post_holds = [&](uint32_t id) { return Marked(x.word_present, id); };
   if (min_score > kThinEvidenceScore && x.options.rerank && withheld.empty()) {
     if (!x.gate.built) x.BuildGate();
-    const Impl::Gate& g = x.gate;
+    Impl::Gate& gate = x.gate;
     const SimilarWeights& w = x.weights;
-    prefix_sums(x.post_weight[kClaimField], g.most_terms[kClaimField], &x.top_claim);
-    prefix_sums(x.post_weight[kTitleField], g.most_terms[kTitleField], &x.top_title);
-    prefix_sums(x.post_char_sq, g.most_terms[kCharField], &x.top_char_sq);
+    prefix_sums(x.post_weight[kClaimField], gate.most_terms[kClaimField], &x.top_claim);
+    prefix_sums(x.post_weight[kTitleField], gate.most_terms[kTitleField], &x.top_title);
+    prefix_sums(x.post_char_sq, gate.most_terms[kCharField], &x.top_char_sq);
+    sums_for_largest = true;
     const double cosine =
         char_norm > 0
-            ? share(std::sqrt(top(x.top_char_sq, g.most_terms[kCharField])), char_norm)
+            ? share(std::sqrt(top(x.top_char_sq, gate.most_terms[kCharField])), char_norm)
             : 0;
     const double claim_bm25 =
-        share(top(x.top_claim, g.most_terms[kClaimField]), field_max[kClaimField]);
+        share(top(x.top_claim, gate.most_terms[kClaimField]), field_max[kClaimField]);
     const double title_bm25 = std::max(
         claim_bm25,
-        share(top(x.top_title, g.most_terms[kTitleField]), field_max[kTitleField]));
+        share(top(x.top_title, gate.most_terms[kTitleField]), field_max[kTitleField]));
     // f2, f4: a claim's (or title's) covered idf over the post's; f10 at most 1.
     const double over_post =
-        post_word_weight > 0 ? g.most_word_idf / post_word_weight : 0;
+        post_word_weight > 0 ? gate.most_word_idf / post_word_weight : 0;
     const double base = w[0] + std::max(0.0, w[5]) + std::max(0.0, w[6] * cosine) +
                         std::max(0.0, w[7] * claim_bm25) +
                         std::max(0.0, w[8] * title_bm25) +
                         (std::max(0.0, w[2]) + std::max(0.0, w[4])) * over_post +
                         std::max(0.0, w[10]) * std::min(1.0, over_post);
     const double needed = z_needed - base;  // from f1, f3, f9
-    if (x.gate.bounds != nullptr) {
-      auto present = [&](uint32_t id) { return Marked(x.word_present, id); };
+    if (gate.bounds != nullptr) {
       for (const Impl::Doc& doc : x.docs) {
-        bool thin = false;
-        const double words = x.GateWords(doc, x.Words(doc), present, &thin);
-        x.gate.bounds->push_back({doc.rule_index, base + words});
+        const Impl::WordView words = x.Words(doc);
+        gate.bounds->push_back(
+            {doc.rule_index,
+             base + x.GateWords(doc, words, x.CoverageOf(doc, words, post_holds))});
       }
       return hits;
     }
     int level = Impl::kGateLevelCount - 1;
     while (level >= 0 && Impl::kGateLevels[level] > needed - 1e-6) --level;
     if (level >= 0) {
-      const std::vector<uint32_t>& begin = g.begin[level];
-      const std::vector<uint32_t>& docs = g.docs[level];
-      auto present = [&](uint32_t id) { return Marked(x.word_present, id); };
-      Impl::Gate& gate = x.gate;
+      const std::vector<uint32_t>& begin = gate.begin[level];
+      const std::vector<uint32_t>& docs = gate.docs[level];
       size_t tested = 0;
       bool open = false;  // a claim may be a hit: search as before
       for (uint32_t id : x.post_terms[kWords]) {
@@ -1611,10 +1634,10 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
             open = true;
             break;
           }
-          bool thin = false;
           const Impl::Doc& doc = x.docs[d];
-          const double words = x.GateWords(doc, x.Words(doc), present, &thin);
-          open = !thin && words >= needed - 1e-6;
+          const Impl::WordView words = x.Words(doc);
+          const Impl::Coverage coverage = x.CoverageOf(doc, words, post_holds);
+          open = !coverage.thin() && x.GateWords(doc, words, coverage) >= needed - 1e-6;
         }
         if (open) break;
       }
@@ -1725,48 +1748,26 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // phrasings and of its title the post covers, by idf, and the words they share.
   // They are cheap (a claim has few words, its totals are precomputed), so the
   // bound below uses them exactly. Returns the number of shared claim words.
-  auto part_of = [&](const uint32_t* ids, uint32_t count) {
-    double part = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-      if (Marked(x.word_present, ids[i])) part += x.Idf(kClaimField, ids[i]);
-    }
-    return part;
-  };
   auto word_features = [&](const Impl::Doc& doc, const Impl::WordView& words,
                            SimilarWeights* features) {
     auto& f = *features;
-    const uint32_t* phrasing = words.phrasing_ids;
-    for (uint32_t p = 0; p < words.phrasing_count; ++p) {
-      const double all = x.phrasing_idf[doc.phrasing_idf_begin + p];
-      const double part = part_of(phrasing, words.lengths[p]);
-      phrasing += words.lengths[p];
-      if (all > 0) f[1] = std::max(f[1], part / all);
-      // Both ways at once: the post says this phrasing and little else.
-      if (all > 0 && post_word_weight > 0) {
-        f[10] = std::max(f[10], std::min(part / all, part / post_word_weight));
-      }
-    }
-    const double claim_part = part_of(words.claim_ids, words.claim_count);
-    f[2] = post_word_weight > 0 ? claim_part / post_word_weight : 0;
-    double shared = 0;
-    for (uint32_t i = 0; i < words.claim_count; ++i)
-      shared += Marked(x.word_present, words.claim_ids[i]);
-    f[9] = std::min(shared, 10.0) / 10;
+    const Impl::Coverage c = x.CoverageOf(doc, words, post_holds, post_word_weight);
+    f[1] = c.best_phrasing;
+    f[10] = c.both_ways;
+    f[2] = post_word_weight > 0 ? c.claim_part / post_word_weight : 0;
+    f[9] = std::min(c.shared, 10.0) / 10;
     // A claim without a fact-check title is its own title: the model learnt from
     // claims that all have one, and a missing title is no evidence against a match.
     if (words.title_count == 0) {
-      f[3] = doc.claim_idf > 0 ? claim_part / doc.claim_idf : 0;
+      f[3] = doc.claim_idf > 0 ? c.claim_part / doc.claim_idf : 0;
       f[4] = f[2];
     } else {
-      const double title_part = part_of(words.title_ids, words.title_count);
-      f[3] = doc.title_idf > 0 ? title_part / doc.title_idf : 0;
-      f[4] = post_word_weight > 0 ? title_part / post_word_weight : 0;
+      f[3] = doc.title_idf > 0 ? c.title_part / doc.title_idf : 0;
+      f[4] = post_word_weight > 0 ? c.title_part / post_word_weight : 0;
     }
-    return shared;
+    return c.shared;
   };
-  // Thin evidence: fewer than kMinSharedWords words in common and no phrasing said
-  // in full. Tweets taught the model; short posts sharing two words with a claim
-  // ("my children love school") were not among them.
+  // Thin evidence (Impl::Coverage::thin), from the features.
   auto thin_evidence = [](double shared, const SimilarWeights& f) {
     return shared < kMinSharedWords && f[1] < 1;
   };
@@ -1783,17 +1784,19 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // above min_score are exactly those of the full search.
   std::vector<char> viable(candidates.size(), 1);
   if (min_score > kThinEvidenceScore && x.options.rerank && !candidates.empty()) {
-    size_t most[kFieldCount] = {0, 0, 0, 0};
-    for (const Candidate& c : candidates) {
-      const Impl::Doc& doc = x.docs[c.doc];
-      most[kClaimField] = std::max(most[kClaimField], doc.terms[kClaimField].size());
-      most[kTitleField] = std::max(most[kTitleField], doc.terms[kTitleField].size());
-      most[kCharField] = std::max(most[kCharField], doc.terms[kCharField].size());
+    if (!sums_for_largest) {
+      size_t most[kFieldCount] = {0, 0, 0, 0};
+      for (const Candidate& c : candidates) {
+        const Impl::Doc& doc = x.docs[c.doc];
+        most[kClaimField] = std::max(most[kClaimField], doc.terms[kClaimField].size());
+        most[kTitleField] = std::max(most[kTitleField], doc.terms[kTitleField].size());
+        most[kCharField] = std::max(most[kCharField], doc.terms[kCharField].size());
+      }
+      // (A field that is off has no weights: its sums are 0.)
+      prefix_sums(x.post_weight[kClaimField], most[kClaimField], &x.top_claim);
+      prefix_sums(x.post_weight[kTitleField], most[kTitleField], &x.top_title);
+      prefix_sums(x.post_char_sq, most[kCharField], &x.top_char_sq);
     }
-    // (A field that is off has no weights: its sums are 0.)
-    prefix_sums(x.post_weight[kClaimField], most[kClaimField], &x.top_claim);
-    prefix_sums(x.post_weight[kTitleField], most[kTitleField], &x.top_title);
-    prefix_sums(x.post_char_sq, most[kCharField], &x.top_char_sq);
     const SimilarWeights& w = x.weights;
     bool any = false;
     for (size_t i = 0; i < candidates.size(); ++i) {

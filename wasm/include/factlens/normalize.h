@@ -99,6 +99,10 @@ inline void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
+// Returns `c` with an ASCII capital lower-cased; any other byte as it is (the
+// lower-casing of normalised text, of atoms and of the bytes scanned for them).
+inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
+
 // Returns the normalised form of `utf8`. Invalid UTF-8 sequences count as
 // separators. Never fails; cost is linear in the input.
 NormalizedText Normalize(std::string_view utf8);
