@@ -1,9 +1,11 @@
 // Tests of the hash component: the keyed hash of page text; and the binary
-// helpers of the compiled form (its checksum, its writer).
+// helpers of the compiled form (its checksum, its writer and reader).
 #include "factlens/hash.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -125,6 +127,107 @@ TEST_CASE("binary: a streaming ByteWriter hands out what a plain one writes", "[
     }
     CHECK(joined == plain.bytes());
   }
+}
+
+// The reader an import uses: a section brought in a window at a time, each from a
+// fresh buffer whose predecessor is overwritten first (as the wasm binding's are
+// freed), so a read that kept using an old window would see the poison.
+TEST_CASE("binary: a streaming ByteReader reads what a plain one reads, at any window",
+          "[hash]") {
+  std::mt19937 rng(41);
+  ByteWriter w;
+  std::vector<std::string> strings;
+  for (int i = 0; i < 300; ++i) {
+    w.U8(static_cast<uint8_t>(i));
+    w.U32(static_cast<uint32_t>(rng()));
+    w.Var32(static_cast<uint32_t>(rng() >> (rng() % 32)));
+    std::string s(rng() % (i % 50 == 0 ? 700 : 20), '\0');
+    for (char& c : s) c = static_cast<char>('a' + rng() % 26);
+    strings.push_back(s);
+    w.Str(s);
+    w.Vec(std::vector<uint32_t>(rng() % 90, static_cast<uint32_t>(i)));
+    w.F64(i / 7.0);
+    w.Str(s);  // read back as a View
+  }
+  const std::string bytes = w.bytes();
+  // Reads everything back and returns it as text, with every check's answer.
+  auto read_all = [&](ByteReader& r) {
+    std::string out;
+    for (int i = 0; i < 300; ++i) {
+      // (One read a statement: the operands of + are evaluated in any order.)
+      out += std::to_string(r.U8()) + ",";
+      out += std::to_string(r.U32()) + ",";
+      out += std::to_string(r.Var32()) + ",";
+      std::string s;
+      out += r.Str(&s) ? s : "!";
+      std::vector<uint32_t> v;
+      out += r.Vec(&v) ? std::to_string(v.size()) : "!";
+      out += ",";
+      out += std::to_string(r.F64()) + ",";
+      std::string_view view;
+      out += r.StrView(&view) ? std::string(view) : "!";
+      out += ";";
+    }
+    return out + (r.ok() && r.at_end() ? "at the end" : "failed");
+  };
+  ByteReader plain(bytes);
+  const std::string expected = read_all(plain);
+  REQUIRE(expected.substr(expected.size() - 10) == "at the end");
+  for (size_t window : {size_t{1}, size_t{3}, size_t{8}, size_t{13}, size_t{100},
+                        size_t{4096}, bytes.size() * 2}) {
+    INFO("window " << window);
+    std::unique_ptr<char[]> part;
+    size_t part_size = 0, calls = 0, at = 0, last = 0, misplaced = 0, oversized = 0;
+    ByteReader r = ByteReader::Streaming(bytes.size(), window, [&](size_t offset, size_t n) {
+      // Forward, with no gap (a view that does not fit is brought again from its
+      // start, with the rest of the window it began in).
+      misplaced += offset < last || offset > at || n > bytes.size() - offset;
+      last = offset;
+      oversized += n > window && n > 4 + 700;  // a window, or one string larger than it
+      if (part) std::memset(part.get(), 0xA5, part_size);
+      part.reset(new char[n > 0 ? n : 1]);
+      part_size = n;
+      std::memcpy(part.get(), bytes.data() + offset, n);
+      ++calls;
+      at = std::max(at, offset + n);
+      return std::string_view(part.get(), n);
+    });
+    const std::string got = read_all(r);
+    CHECK(got == expected);
+    CHECK(misplaced == 0);
+    CHECK(oversized == 0);
+    CHECK(calls >= bytes.size() / std::max(window, size_t{704}));
+  }
+}
+
+TEST_CASE("binary: a streaming ByteReader fails on a short or missing window", "[hash]") {
+  ByteWriter w;
+  w.Str("a string of some length");
+  w.U32(7);
+  const std::string bytes = w.bytes();
+  // A source that brings less than asked (a truncated store): the read fails, and
+  // every later read fails with it.
+  ByteReader r = ByteReader::Streaming(bytes.size(), 5, [&](size_t offset, size_t n) {
+    return std::string_view(bytes).substr(offset, n - 1);
+  });
+  std::string s;
+  CHECK_FALSE(r.Str(&s));
+  CHECK_FALSE(r.ok());
+  CHECK(r.U32() == 0);
+  // A length past the end fails before anything is brought for it.
+  ByteWriter long_string;
+  long_string.U32(1000);
+  long_string.Append("abc");
+  const std::string lying = long_string.bytes();
+  size_t brought = 0;
+  ByteReader l = ByteReader::Streaming(lying.size(), 4, [&](size_t offset, size_t n) {
+    brought += n;
+    return std::string_view(lying).substr(offset, n);
+  });
+  std::string_view view;
+  CHECK_FALSE(l.StrView(&view));
+  CHECK(brought == 4);  // the length only
+  CHECK(l.remaining() == 3);
 }
 
 }  // namespace

@@ -612,7 +612,9 @@ TEST_CASE_METHOD(ExportedBenchLike,
   CHECK(again == blob);
   // The reads: the header, the checksum's parts (in order, covering everything
   // before the checksum), the checksum, each section's tag and length, then each
-  // of the 8 sections once (LOAD first), none of them twice.
+  // of the 8 sections once (LOAD first), none of them twice. (The sections here
+  // are smaller than an import's window, so each is one read: windows are
+  // hash_test's.)
   size_t at = 0, i = 2;
   REQUIRE(reader.reads.size() > 2);
   for (; i < reader.reads.size() && at < blob.size() - 8; ++i) {
@@ -626,6 +628,7 @@ TEST_CASE_METHOD(ExportedBenchLike,
   std::vector<std::pair<size_t, size_t>> sections(reader.reads.begin() + i + 1 + 8,
                                                   reader.reads.end());
   CHECK(sections.size() == 8);
+  for (const auto& r : sections) CHECK(r.second <= CompiledList::kImportWindow);
   std::sort(sections.begin(), sections.end());
   CHECK(std::adjacent_find(sections.begin(), sections.end()) == sections.end());
   size_t section_bytes = 0;

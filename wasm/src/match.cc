@@ -1132,13 +1132,17 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     char tag[5] = {name[0], name[1], name[2], name[3], 0};
     if (sections.count(SectionTag(tag)) == 0) return bad(name, "missing");
   }
-  // Section `name`'s bytes, valid until the next section is read.
+  // A reader over section `name`, bringing it in a window at a time (see
+  // ByteReader::Streaming): only what is kept is written to fresh memory.
   auto section = [&](const char(&name)[5]) {
     const CompiledSectionSpan& span = sections.at(SectionTag(name));
-    return read(span.offset, span.size);
+    return ByteReader::Streaming(span.size, kImportWindow,
+                                 [&read, offset = span.offset](size_t at, size_t n) {
+                                   return read(offset + at, n);
+                                 });
   };
   {
-    ByteReader r(section("LIST"));
+    ByteReader r = section("LIST");
     ListInfo& i = compiled->info_;
     for (std::string* s : {&i.format, &i.id, &i.name, &i.publisher_name, &i.publisher_url,
                            &i.issued, &i.expires}) {
@@ -1150,32 +1154,33 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (!r.ok() || !r.at_end()) return bad("LIST", "malformed");
   }
   {
-    // The records are checked once here, then kept as they are.
-    const std::string_view bytes = section("RULE");
-    ByteReader r(bytes);
-    const uint32_t n = r.U32();
-    if (!r.ok() || n > r.remaining()) return bad("RULE", "bad rule count");
-    const size_t first = r.pos();
+    // The records are kept as they are, read straight into their place, then
+    // checked there.
+    ByteReader in = section("RULE");
+    const uint32_t n = in.U32();
+    if (!in.ok() || n > in.remaining()) return bad("RULE", "bad rule count");
+    std::string& records = compiled->rule_records_;
+    records.resize(in.remaining());
+    if (!in.Bytes(records.data(), records.size())) return bad("RULE", "truncated");
+    ByteReader r(records);
     std::vector<uint32_t>& offsets = compiled->rule_offsets_;
     offsets.reserve(n + 1);
     m.rule_has_similar.reserve(n);
     for (uint32_t i = 0; i < n; ++i) {
       bool has_similar = false;
       if (!DecodeRecord(&r, nullptr, &has_similar)) return bad("RULE", "malformed");
-      offsets.push_back(static_cast<uint32_t>(r.pos() - first));
+      offsets.push_back(static_cast<uint32_t>(r.pos()));
       m.rule_has_similar.push_back(has_similar);
     }
     if (!r.at_end()) return bad("RULE", "trailing bytes");
-    compiled->rule_records_.assign(bytes.substr(first));
   }
   const size_t rule_count = compiled->rule_count();
   {
-    const std::string_view bytes = section("PATT");
-    ByteReader r(bytes);
+    ByteReader r = section("PATT");
     uint32_t n = r.U32();
-    if (!r.ok() || n > bytes.size() / 8) return bad("PATT", "bad count");
+    if (!r.ok() || n > r.remaining() / 8) return bad("PATT", "bad count");
     m.patterns.reserve(n);
-    m.pattern_text.reserve(bytes.size());
+    m.pattern_text.reserve(r.remaining());
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t rule = r.U32();
       std::string_view pattern;
@@ -1187,10 +1192,9 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (!r.at_end()) return bad("PATT", "trailing bytes");
   }
   {
-    const std::string_view bytes = section("KEYW");
-    ByteReader r(bytes);
+    ByteReader r = section("KEYW");
     uint32_t n = r.U32();
-    if (!r.ok() || n > bytes.size() / 8) return bad("KEYW", "bad count");
+    if (!r.ok() || n > r.remaining() / 8) return bad("KEYW", "bad count");
     m.keyword_sets.resize(n);
     for (CompiledKeywordSet& ks : m.keyword_sets) {
       ks.rule_index = r.U32();
@@ -1203,21 +1207,21 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (!r.at_end()) return bad("KEYW", "trailing bytes");
   }
   {
-    ByteReader r(section("URLS"));
+    ByteReader r = section("URLS");
     if (!ReadIndex(&r, rule_count, &m.pages) || !ReadIndex(&r, rule_count, &m.domains) ||
         !r.at_end()) {
       return bad("URLS", "malformed");
     }
   }
   {
-    ByteReader r(section("PREF"));
+    ByteReader r = section("PREF");
     if (!m.prefilter.Deserialize(&r) || !r.at_end()) return bad("PREF", "malformed");
     if (m.prefilter.item_count() != m.patterns.size() + m.keyword_sets.size()) {
       return bad("PREF", "item count does not match the matchers");
     }
   }
   {
-    ByteReader r(section("SIMI"));
+    ByteReader r = section("SIMI");
     ScanSimilarRules(options.similar, &m);
     const bool has_index = r.U8() != 0;
     if (!r.ok() || has_index != m.any_similar) return bad("SIMI", "malformed");

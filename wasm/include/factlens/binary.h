@@ -139,7 +139,21 @@ class ByteWriter {
 
 class ByteReader {
  public:
-  explicit ByteReader(std::string_view in) : in_(in) {}
+  explicit ByteReader(std::string_view in) : in_(in), size_(in.size()) {}
+  // A reader over `size` bytes that `source` brings in a window at a time (of
+  // `window` bytes, or a View's size if larger): source(offset, n) returns the n
+  // bytes at `offset`, valid until its next call. A large compiled section is then
+  // never whole in memory: imported from a JavaScript array, each section was
+  // copied whole into a fresh buffer, and in a fresh wasm module each page first
+  // written costs (2.8 ms a MB here) as much as reading it 30 times.
+  using Source = std::function<std::string_view(size_t offset, size_t n)>;
+  static ByteReader Streaming(size_t size, size_t window, Source source) {
+    ByteReader r{std::string_view()};
+    r.size_ = size;
+    r.window_ = window > 0 ? window : 1;
+    r.source_ = std::move(source);
+    return r;
+  }
   uint8_t U8() {
     uint8_t v = 0;
     Raw(&v, 1);
@@ -167,10 +181,15 @@ class ByteReader {
   }
   bool Str(std::string* s) {
     uint32_t n = U32();
-    if (!ok_ || n > in_.size() - pos_) return Fail();
-    s->assign(in_.data() + pos_, n);
-    pos_ += n;
-    return true;
+    if (!ok_ || n > size_ - pos_) return Fail();
+    if (n <= base_ + in_.size() - pos_) {
+      s->assign(in_.data() + (pos_ - base_), n);
+      pos_ += n;
+      return true;
+    }
+    s->resize(n);
+    RawStreaming(s->data(), n);
+    return ok_;
   }
   // Str without a copy: *s views the input.
   bool StrView(std::string_view* s) {
@@ -180,7 +199,7 @@ class ByteReader {
   bool Strs(std::vector<std::string>* v) {
     uint32_t n = U32();
     // Each string takes at least its 4-byte length: bound the count first.
-    if (!ok_ || n > (in_.size() - pos_) / 4) return Fail();
+    if (!ok_ || n > (size_ - pos_) / 4) return Fail();
     v->resize(n);
     for (std::string& s : *v) {
       if (!Str(&s)) return false;
@@ -190,7 +209,7 @@ class ByteReader {
   template <typename T>
   bool Vec(std::vector<T>* v) {
     uint32_t n = U32();
-    if (!ok_ || n > (in_.size() - pos_) / sizeof(T)) return Fail();
+    if (!ok_ || n > (size_ - pos_) / sizeof(T)) return Fail();
     v->resize(n);
     Raw(v->data(), n * sizeof(T));
     return ok_;
@@ -208,16 +227,23 @@ class ByteReader {
     Fail();
     return 0;
   }
-  // Returns the next `n` bytes as a view and skips them.
+  // Returns the next `n` bytes as a view and skips them. A streaming reader's view
+  // is valid until its next read.
   bool View(size_t n, std::string_view* out) {
-    if (!ok_ || n > in_.size() - pos_) return Fail();
-    *out = in_.substr(pos_, n);
+    if (!ok_ || n > size_ - pos_) return Fail();
+    if (n > base_ + in_.size() - pos_ && !Bring(n)) return Fail();
+    *out = in_.substr(pos_ - base_, n);
     pos_ += n;
     return true;
   }
+  // Reads the next `n` bytes into `p`.
+  bool Bytes(void* p, size_t n) {
+    Raw(p, n);
+    return ok_;
+  }
   bool ok() const { return ok_; }
-  bool at_end() const { return pos_ == in_.size(); }
-  size_t remaining() const { return in_.size() - pos_; }
+  bool at_end() const { return pos_ == size_; }
+  size_t remaining() const { return size_ - pos_; }
   size_t pos() const { return pos_; }
   bool Fail() {
     ok_ = false;
@@ -226,16 +252,51 @@ class ByteReader {
 
  private:
   void Raw(void* p, size_t n) {
-    if (!ok_ || n > in_.size() - pos_) {
+    if (!ok_ || n > size_ - pos_) {
       ok_ = false;
       return;
     }
-    if (n) std::memcpy(p, in_.data() + pos_, n);
-    pos_ += n;
+    if (n <= base_ + in_.size() - pos_) {  // in the window (all of a plain reader)
+      if (n) std::memcpy(p, in_.data() + (pos_ - base_), n);
+      pos_ += n;
+      return;
+    }
+    RawStreaming(static_cast<char*>(p), n);
   }
+  // Raw across windows: what is left of this one, then the next ones.
+  void RawStreaming(char* p, size_t n) {
+    while (n > 0) {
+      size_t here = base_ + in_.size() - pos_;
+      if (here == 0) {
+        if (!Bring(1)) return;
+        here = in_.size();
+      }
+      const size_t take = n < here ? n : here;
+      std::memcpy(p, in_.data() + (pos_ - base_), take);
+      p += take;
+      n -= take;
+      pos_ += take;
+    }
+  }
+  // Makes the window start at pos_ and hold at least `n` bytes (n <= size_ - pos_).
+  bool Bring(size_t n) {
+    if (!source_) return Fail();  // (a plain reader holds all of its input)
+    const size_t want = std::min(size_ - pos_, std::max(n, window_));
+    in_ = source_(pos_, want);
+    base_ = pos_;
+    if (in_.size() != want) {
+      in_ = {};
+      return Fail();
+    }
+    return true;
+  }
+  // The window: bytes [base_, base_ + in_.size()) of the input's size_.
   std::string_view in_;
+  size_t base_ = 0, size_ = 0;
   size_t pos_ = 0;
   bool ok_ = true;
+  size_t window_ = 0;
+  Source source_;
 };
 
 }  // namespace factlens
