@@ -263,8 +263,9 @@ class ByteReader {
     }
     RawStreaming(static_cast<char*>(p), n);
   }
-  // Raw across windows: what is left of this one, then the next ones.
-  void RawStreaming(char* p, size_t n) {
+  // Raw across windows: what is left of this one, then the next ones. (Not
+  // inlined: Raw's in-window path stays small enough to inline into every read.)
+  [[gnu::noinline]] void RawStreaming(char* p, size_t n) {
     while (n > 0) {
       size_t here = base_ + in_.size() - pos_;
       if (here == 0) {
@@ -279,7 +280,7 @@ class ByteReader {
     }
   }
   // Makes the window start at pos_ and hold at least `n` bytes (n <= size_ - pos_).
-  bool Bring(size_t n) {
+  [[gnu::noinline]] bool Bring(size_t n) {
     if (!source_) return Fail();  // (a plain reader holds all of its input)
     const size_t want = std::min(size_ - pos_, std::max(n, window_));
     in_ = source_(pos_, want);
