@@ -141,11 +141,12 @@ class ByteReader {
  public:
   explicit ByteReader(std::string_view in) : in_(in), size_(in.size()) {}
   // A reader over `size` bytes that `source` brings in a window at a time (of
-  // `window` bytes, or a View's size if larger): source(offset, n) returns the n
-  // bytes at `offset`, valid until its next call. A large compiled section is then
-  // never whole in memory: imported from a JavaScript array, each section was
-  // copied whole into a fresh buffer, and in a fresh wasm module each page first
-  // written costs (2.8 ms a MB here) as much as reading it 30 times.
+  // `window` bytes, or a View's size if larger: a view is one piece):
+  // source(offset, n) returns the n bytes at `offset`, valid until its next call.
+  // A large compiled section is then never whole in memory: imported from a
+  // JavaScript array, each section was copied whole into a fresh buffer, and in a
+  // fresh wasm module the first write to a page costs (2.8 ms a MB here) about 50
+  // times a later one.
   using Source = std::function<std::string_view(size_t offset, size_t n)>;
   static ByteReader Streaming(size_t size, size_t window, Source source) {
     ByteReader r{std::string_view()};

@@ -128,9 +128,9 @@ class Engine {
                       LoadedListInfo* info);
   // The same, for a form of `form_size` bytes held elsewhere, which `read` brings
   // in a part at a time (the checksum's parts of at most kReadPart bytes, then
-  // each section's header, then each section as it is imported, in parts of
-  // kReadPart bytes or one string's size if larger), so that the form is never
-  // whole in this memory, nor any one section: the WebAssembly binding reads from a
+  // each section's header, then each section as it is imported, in windows of
+  // CompiledList::kImportWindow bytes), so that the form is never whole in this
+  // memory, nor any one section: the WebAssembly binding reads from a
   // JavaScript Uint8Array, and a 100k-rule form (54 MB) no longer adds to the
   // peak of wasm memory, which never shrinks.
   Status LoadCompiled(size_t form_size, const CompiledFormReader& read,

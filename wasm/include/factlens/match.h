@@ -100,7 +100,7 @@ class CompiledList {
   std::vector<CompiledSectionWriter> ExportSections() const;
   // Rebuilds a list from the sections Export wrote, at `sections` in the form
   // `read` reads: one section at a time, each from its start to its end in reads
-  // of kImportWindow bytes (or one string's size, if larger), so that the only
+  // of kImportWindow bytes (or one pattern's size, if larger), so that the only
   // memory written beyond what the list keeps is one window. Returns kFormat if a
   // section is missing or malformed (every count and index is checked).
   static constexpr size_t kImportWindow = size_t{1} << 18;
