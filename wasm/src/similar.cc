@@ -281,7 +281,12 @@ class IdMap64 {
   size_t size() const { return size_; }
   // Makes room for `n` keys in all, so that adding them never rehashes.
   void Reserve(size_t n) {
-    while (n * 4 > slots_.size() * 3) Grow();
+    if (n == 0) return;
+    size_t capacity = slots_.empty() ? 256 : slots_.size();
+    while (n * 4 > capacity * 3) capacity *= 2;
+    // One table of the final size, not each doubling in turn (each a fresh
+    // allocation that a restore's first writes pay for).
+    if (capacity > slots_.size()) Rehash(capacity);
   }
   // Returns the keys in id order.
   std::vector<uint64_t> Keys() const {
@@ -309,8 +314,8 @@ class IdMap64 {
     key ^= key >> 33;
     return static_cast<size_t>(key);
   }
-  void Grow() {
-    const size_t capacity = slots_.empty() ? 256 : slots_.size() * 2;
+  void Grow() { Rehash(slots_.empty() ? 256 : slots_.size() * 2); }
+  void Rehash(size_t capacity) {  // (a power of two)
     std::vector<Slot> slots(capacity);
     const size_t mask = capacity - 1;
     for (const Slot& slot : slots_) {
