@@ -178,20 +178,22 @@ TEST_CASE("binary: a streaming ByteReader reads what a plain one reads, at any w
     INFO("window " << window);
     std::unique_ptr<char[]> part;
     size_t part_size = 0, calls = 0, at = 0, last = 0, misplaced = 0, oversized = 0;
-    ByteReader r = ByteReader::Streaming(bytes.size(), window, [&](size_t offset, size_t n) {
-      // Forward, with no gap (a view that does not fit is brought again from its
-      // start, with the rest of the window it began in).
-      misplaced += offset < last || offset > at || n > bytes.size() - offset;
-      last = offset;
-      oversized += n > window && n > 4 + 700;  // a window, or one string larger than it
-      if (part) std::memset(part.get(), 0xA5, part_size);
-      part.reset(new char[n > 0 ? n : 1]);
-      part_size = n;
-      std::memcpy(part.get(), bytes.data() + offset, n);
-      ++calls;
-      at = std::max(at, offset + n);
-      return std::string_view(part.get(), n);
-    });
+    ByteReader r =
+        ByteReader::Streaming(bytes.size(), window, [&](size_t offset, size_t n) {
+          // Forward, with no gap (a view that does not fit is brought again from its
+          // start, with the rest of the window it began in).
+          misplaced += offset < last || offset > at || n > bytes.size() - offset;
+          last = offset;
+          oversized +=
+              n > window && n > 4 + 700;  // a window, or one string larger than it
+          if (part) std::memset(part.get(), 0xA5, part_size);
+          part.reset(new char[n > 0 ? n : 1]);
+          part_size = n;
+          std::memcpy(part.get(), bytes.data() + offset, n);
+          ++calls;
+          at = std::max(at, offset + n);
+          return std::string_view(part.get(), n);
+        });
     const std::string got = read_all(r);
     CHECK(got == expected);
     CHECK(misplaced == 0);
