@@ -309,18 +309,50 @@ struct CompiledPattern {
   mutable std::shared_ptr<LazyRegex> re;
 };
 
-// A keyword term as a sequence of normalised words; `prefix` makes the last word
+// A keyword term: its normalised words, one space between each, at
+// [begin, begin + size) of Matchers::keyword_text; `prefix` makes the last word
 // match any word that starts with it (the term was written with a trailing '*').
+// One string for every term of a list, not a vector of strings per term: at 100k
+// rules the keyword sets took 13 MB natively for 2.7 MB of compiled form, each
+// allocation a page write that a restore into a fresh module pays for.
 struct Term {
-  std::vector<std::string> words;
+  uint32_t begin = 0, size = 0;
   bool prefix = false;
+};
+
+// The terms [begin, begin + count) of Matchers::keyword_terms.
+struct TermRun {
+  uint32_t begin = 0, count = 0;
+  bool empty() const { return count == 0; }
 };
 
 struct CompiledKeywordSet {
   uint32_t rule_index;
-  std::vector<Term> all, any, none;
+  TermRun all, any, none;
   int within;
 };
+
+// A run of terms, to iterate.
+struct TermSpan {
+  const Term *first, *last;
+  const Term* begin() const { return first; }
+  const Term* end() const { return last; }
+};
+
+// Calls `f` on each word of a term's text (words one space apart).
+template <typename F>
+void ForEachWord(std::string_view text, F&& f) {
+  size_t start = 0;
+  for (;;) {
+    const size_t space = text.find(' ', start);
+    if (space == std::string_view::npos) {
+      f(text.substr(start));
+      return;
+    }
+    f(text.substr(start, space - start));
+    start = space + 1;
+  }
+}
 
 struct Occurrence {
   uint32_t first_word, last_word;  // inclusive
@@ -358,31 +390,36 @@ class PostWords {
     return std::string_view(post_.text).substr(w.begin, w.end - w.begin);
   }
 
-  // Returns every occurrence of `term` in the post.
-  std::vector<Occurrence> Find(const Term& term) const {
+  // Returns every occurrence in the post of the term of words `text` (one space
+  // apart), the last one a prefix if `prefix`.
+  std::vector<Occurrence> Find(std::string_view text, bool prefix) const {
     std::vector<Occurrence> out;
-    const size_t n = term.words.size();
+    const size_t first_end = std::min(text.find(' '), text.size());
+    const std::string_view first = text.substr(0, first_end);
+    const size_t n = 1 + static_cast<size_t>(std::count(text.begin(), text.end(), ' '));
     auto rest_matches = [&](uint32_t start) {
       if (start + n > post_.words.size()) return false;
+      size_t at = first_end + 1;  // the k-th word's start in `text`
       for (size_t k = 1; k < n; ++k) {
+        const size_t end = std::min(text.find(' ', at), text.size());
+        const std::string_view term_word = text.substr(at, end - at);
+        at = end + 1;
         std::string_view w = Word(start + static_cast<uint32_t>(k));
         bool last = k + 1 == n;
-        if (last && term.prefix ? w.substr(0, term.words[k].size()) != term.words[k]
-                                : w != term.words[k]) {
+        if (last && prefix ? w.substr(0, term_word.size()) != term_word
+                           : w != term_word) {
           return false;
         }
       }
       return true;
     };
-    if (n == 1 && term.prefix) {
+    if (n == 1 && prefix) {
       for (uint32_t i = 0; i < post_.words.size(); ++i) {
-        if (Word(i).substr(0, term.words[0].size()) == term.words[0])
-          out.push_back({i, i});
+        if (Word(i).substr(0, first.size()) == first) out.push_back({i, i});
       }
       return out;
     }
-    for (uint32_t start = first_[SlotOf(term.words[0])]; start != kNoWord;
-         start = next_[start]) {
+    for (uint32_t start = first_[SlotOf(first)]; start != kNoWord; start = next_[start]) {
       if (rest_matches(start))
         out.push_back({start, start + static_cast<uint32_t>(n - 1)});
     }
@@ -424,21 +461,22 @@ class PostWords {
   size_t mask_ = 0;
 };
 
-Term MakeTerm(const std::string& written) {
+// Returns the term `written` (normalised), its words appended to `text`.
+Term MakeTerm(const std::string& written, std::string* text) {
   Term term;
-  std::string_view text = written;
-  if (!text.empty() && text.back() == '*') {
+  std::string_view in = written;
+  if (!in.empty() && in.back() == '*') {
     term.prefix = true;
-    text.remove_suffix(1);
+    in.remove_suffix(1);
   }
-  std::string normalised = NormalizeToString(text);
-  size_t start = 0;
-  while (start < normalised.size()) {
-    size_t space = normalised.find(' ', start);
-    if (space == std::string::npos) space = normalised.size();
-    term.words.push_back(normalised.substr(start, space - start));
-    start = space + 1;
-  }
+  const std::string normalised = NormalizeToString(in);
+  // Words are what lies between spaces, but for an empty last one (a term's words
+  // were split so before they were kept together).
+  std::string_view words = normalised;
+  if (!words.empty() && words.back() == ' ') words.remove_suffix(1);
+  term.begin = static_cast<uint32_t>(text->size());
+  term.size = static_cast<uint32_t>(words.size());
+  text->append(words);
   return term;
 }
 
@@ -520,6 +558,15 @@ struct CompiledList::Matchers {
   std::vector<CompiledPattern> patterns;
   std::string pattern_text;  // the normalised patterns, one after another
   std::vector<CompiledKeywordSet> keyword_sets;
+  std::vector<Term> keyword_terms;  // the sets' terms, each set's in one run
+  std::string keyword_text;         // the terms' words
+  TermSpan Terms(const TermRun& run) const {
+    const Term* first = keyword_terms.data() + run.begin;
+    return {first, first + run.count};
+  }
+  std::string_view Text(const Term& t) const {
+    return std::string_view(keyword_text).substr(t.begin, t.size);
+  }
   // URLs need no prefilter: a post's few URLs are looked up directly.
   std::unordered_map<std::string, std::vector<uint32_t>> pages;    // canonical URL
   std::unordered_map<std::string, std::vector<uint32_t>> domains;  // host, no www.
@@ -741,7 +788,7 @@ namespace {
 // longest: likely the rarest) and one of the `any` terms (one group of one word
 // per term). A prefix term's last word is matched as the prefix it is.
 std::vector<std::vector<std::string>> KeywordAtoms(
-    const CompiledKeywordSet& ks,
+    const CompiledKeywordSet& ks, const CompiledList::Matchers& m,
     const std::unordered_map<std::string_view, uint32_t>& word_use) {
   // A word is a better atom the fewer keyword sets use it, then the longer it is.
   // (Its use is looked up once, and the sort moves these small records, not
@@ -749,33 +796,35 @@ std::vector<std::vector<std::string>> KeywordAtoms(
   // the first load, on the core the load would otherwise have.)
   struct Choice {
     uint32_t use, size;
-    const std::string* word;
+    std::string_view word;
   };
-  auto choice = [&](const std::string& w) {
-    return Choice{word_use.at(w), static_cast<uint32_t>(w.size()), &w};
+  auto choice = [&](std::string_view w) {
+    return Choice{word_use.at(w), static_cast<uint32_t>(w.size()), w};
   };
   auto better = [](const Choice& a, const Choice& b) {
     if (a.use != b.use) return a.use < b.use;
     return a.size > b.size;
   };
   auto best_word = [&](const Term& t) {
-    Choice best = choice(t.words[0]);
-    for (size_t i = 1; i < t.words.size(); ++i) {
-      const Choice c = choice(t.words[i]);
-      if (better(c, best)) best = c;
-    }
+    bool first = true;
+    Choice best{};
+    ForEachWord(m.Text(t), [&](std::string_view w) {
+      const Choice c = choice(w);
+      if (first || better(c, best)) best = c;
+      first = false;
+    });
     return best;
   };
   std::vector<Choice> all;
-  all.reserve(ks.all.size());
-  for (const Term& t : ks.all) all.push_back(best_word(t));
+  all.reserve(ks.all.count);
+  for (const Term& t : m.Terms(ks.all)) all.push_back(best_word(t));
   std::sort(all.begin(), all.end(), better);
   if (all.size() >= Prefilter::kMaxGroups) all.resize(Prefilter::kMaxGroups - 1);
   std::vector<std::vector<std::string>> groups;
-  for (const Choice& c : all) groups.push_back({*c.word});
+  for (const Choice& c : all) groups.push_back({std::string(c.word)});
   if (!ks.any.empty()) {
     std::vector<std::string> any;
-    for (const Term& t : ks.any) any.push_back(*best_word(t).word);
+    for (const Term& t : m.Terms(ks.any)) any.emplace_back(best_word(t).word);
     groups.push_back(std::move(any));
   }
   return groups;
@@ -880,20 +929,26 @@ struct LoadBudget {
   }
   for (const KeywordSet& set : rule.keywords) {
     CompiledKeywordSet ks{r, {}, {}, {}, set.within};
-    for (const auto& t : set.all) ks.all.push_back(MakeTerm(t));
-    for (const auto& t : set.any) ks.any.push_back(MakeTerm(t));
-    for (const auto& t : set.none) ks.none.push_back(MakeTerm(t));
+    auto add_terms = [&](const std::vector<std::string>& written, TermRun* run) {
+      run->begin = static_cast<uint32_t>(m->keyword_terms.size());
+      run->count = static_cast<uint32_t>(written.size());
+      for (const std::string& t : written)
+        m->keyword_terms.push_back(MakeTerm(t, &m->keyword_text));
+    };
+    add_terms(set.all, &ks.all);
+    add_terms(set.any, &ks.any);
+    add_terms(set.none, &ks.none);
     // A term that normalises to nothing ("!!!") could never match: say so now
     // rather than silently never matching.
-    for (const auto* terms : {&ks.all, &ks.any, &ks.none}) {
-      for (const Term& t : *terms) {
-        if (t.words.empty() || t.words[0].empty()) {
+    for (const TermRun* run : {&ks.all, &ks.any, &ks.none}) {
+      for (const Term& t : m->Terms(*run)) {
+        if (t.size == 0 || m->keyword_text[t.begin] == ' ') {
           return Status(ErrorKind::kFormat,
                         where("keywords") + ": a term has no letters or digits");
         }
       }
     }
-    m->keyword_sets.push_back(std::move(ks));
+    m->keyword_sets.push_back(ks);
   }
   for (size_t u = 0; u < rule.urls.size(); ++u) {
     const std::string& entry = rule.urls[u];
@@ -924,9 +979,9 @@ struct LoadBudget {
   Prefilter& pf = m->prefilter;
   std::unordered_map<std::string_view, uint32_t> word_use;
   for (const CompiledKeywordSet& ks : m->keyword_sets) {
-    for (const auto* terms : {&ks.all, &ks.any}) {
-      for (const Term& t : *terms) {
-        for (const std::string& w : t.words) ++word_use[w];
+    for (const TermRun* run : {&ks.all, &ks.any}) {
+      for (const Term& t : m->Terms(*run)) {
+        ForEachWord(m->Text(t), [&](std::string_view w) { ++word_use[w]; });
       }
     }
   }
@@ -936,7 +991,7 @@ struct LoadBudget {
     if (ks.all.empty() && ks.any.empty()) {
       pf.AddAlwaysItem(base + k);
     } else {
-      pf.AddItem(base + k, KeywordAtoms(ks, word_use));
+      pf.AddItem(base + k, KeywordAtoms(ks, *m, word_use));
     }
   }
   pf.Build(static_cast<uint32_t>(m->patterns.size() + m->keyword_sets.size()));
@@ -1025,21 +1080,44 @@ CompiledList::Stats CompiledList::stats() const {
 
 namespace {
 
-void WriteTerms(ByteWriter* w, const std::vector<Term>& terms) {
-  w->U32(static_cast<uint32_t>(terms.size()));
-  for (const Term& t : terms) {
+// A run of terms as the KEYW section has them: a count, then each term's prefix
+// flag and words (a count, then each word).
+void WriteTerms(ByteWriter* w, const CompiledList::Matchers& m, const TermRun& run) {
+  w->U32(run.count);
+  for (const Term& t : m.Terms(run)) {
     w->U8(t.prefix ? 1 : 0);
-    w->Strs(t.words);
+    const std::string_view text = m.Text(t);
+    w->U32(static_cast<uint32_t>(1 + std::count(text.begin(), text.end(), ' ')));
+    ForEachWord(text, [&](std::string_view word) { w->Str(word); });
   }
 }
 
-bool ReadTerms(ByteReader* r, std::vector<Term>* terms) {
+// Reads what WriteTerms wrote into m's terms and text. Words hold no space (they
+// are joined by spaces) and a term's first is not empty, so the words read are the
+// words written back.
+bool ReadTerms(ByteReader* r, CompiledList::Matchers* m, TermRun* run) {
   uint32_t n = r->U32();
   if (!r->ok() || n > 256) return r->Fail();
-  terms->resize(n);
-  for (Term& t : *terms) {
+  run->begin = static_cast<uint32_t>(m->keyword_terms.size());
+  run->count = n;
+  std::string_view word;
+  for (uint32_t i = 0; i < n; ++i) {
+    Term t;
     t.prefix = r->U8() != 0;
-    if (!r->Strs(&t.words) || t.words.empty() || t.words[0].empty()) return r->Fail();
+    const uint32_t words = r->U32();
+    // Each word takes at least its 4-byte length.
+    if (!r->ok() || words == 0 || words > r->remaining() / 4) return r->Fail();
+    t.begin = static_cast<uint32_t>(m->keyword_text.size());
+    for (uint32_t k = 0; k < words; ++k) {
+      if (!r->StrView(&word) || word.find(' ') != std::string_view::npos ||
+          (k == 0 && word.empty())) {
+        return r->Fail();
+      }
+      if (k > 0) m->keyword_text += ' ';
+      m->keyword_text.append(word);
+    }
+    t.size = static_cast<uint32_t>(m->keyword_text.size() - t.begin);
+    m->keyword_terms.push_back(t);
   }
   return true;
 }
@@ -1101,9 +1179,9 @@ std::vector<CompiledSectionWriter> CompiledList::ExportSections() const {
                    for (const CompiledKeywordSet& ks : m.keyword_sets) {
                      w->U32(ks.rule_index);
                      w->I64(ks.within);
-                     WriteTerms(w, ks.all);
-                     WriteTerms(w, ks.any);
-                     WriteTerms(w, ks.none);
+                     WriteTerms(w, m, ks.all);
+                     WriteTerms(w, m, ks.any);
+                     WriteTerms(w, m, ks.none);
                    }
                  }});
   out.push_back({SectionTag("URLS"), [&m](ByteWriter* w) {
@@ -1199,8 +1277,8 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     for (CompiledKeywordSet& ks : m.keyword_sets) {
       ks.rule_index = r.U32();
       ks.within = static_cast<int>(r.I64());
-      if (!ReadTerms(&r, &ks.all) || !ReadTerms(&r, &ks.any) ||
-          !ReadTerms(&r, &ks.none) || ks.rule_index >= rule_count || ks.within < 0) {
+      if (!ReadTerms(&r, &m, &ks.all) || !ReadTerms(&r, &m, &ks.any) ||
+          !ReadTerms(&r, &m, &ks.none) || ks.rule_index >= rule_count || ks.within < 0) {
         return bad("KEYW", "malformed");
       }
     }
@@ -1295,13 +1373,15 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
     PostWords words(post);
     for (auto it = split; it != candidates.end(); ++it) {
       const CompiledKeywordSet& ks = m.keyword_sets[*it - first_keyword_item];
-      bool excluded = std::any_of(ks.none.begin(), ks.none.end(),
-                                  [&](const Term& t) { return !words.Find(t).empty(); });
+      const TermSpan none = m.Terms(ks.none);
+      bool excluded = std::any_of(none.begin(), none.end(), [&](const Term& t) {
+        return !words.Find(m.Text(t), t.prefix).empty();
+      });
       if (excluded) continue;
       std::vector<std::vector<Occurrence>> groups;
       bool missing = false;
-      for (const Term& t : ks.all) {
-        groups.push_back(words.Find(t));
+      for (const Term& t : m.Terms(ks.all)) {
+        groups.push_back(words.Find(m.Text(t), t.prefix));
         if (groups.back().empty()) {
           missing = true;
           break;
@@ -1310,8 +1390,8 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
       if (missing) continue;
       if (!ks.any.empty()) {
         std::vector<Occurrence> any;
-        for (const Term& t : ks.any) {
-          std::vector<Occurrence> found = words.Find(t);
+        for (const Term& t : m.Terms(ks.any)) {
+          std::vector<Occurrence> found = words.Find(m.Text(t), t.prefix);
           any.insert(any.end(), found.begin(), found.end());
         }
         if (any.empty()) continue;
