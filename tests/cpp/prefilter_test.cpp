@@ -713,5 +713,44 @@ TEST_CASE_METHOD(ExportedBenchLike,
   CHECK(other.Lists().empty());
 }
 
+// A keyword term's words are kept joined by spaces, so a word read back must hold
+// none: one that did would come back as two words, not the term that was written.
+TEST_CASE("engine: a compiled keyword word holding a space is refused", "[prefilter]") {
+  const std::string list = testing::ListWithRules(
+      "[" +
+      testing::RuleJson("k",
+                        R"({"keywords":[{"all":["zorbly quaxon"],"any":["flimp*"]}]})") +
+      "]");
+  Engine engine;
+  LoadOptions options;
+  options.allow_unsigned = true;
+  LoadedListInfo info;
+  REQUIRE(engine.LoadList(list, options, &info).ok());
+  std::string blob;
+  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  // The KEYW section, from the section table (tag, length, bytes).
+  size_t at = 12, keyw = 0, keyw_size = 0;
+  uint32_t count = 0;
+  std::memcpy(&count, blob.data() + 8, 4);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t length = 0;
+    std::memcpy(&length, blob.data() + at + 4, 4);
+    if (blob.compare(at, 4, "KEYW") == 0) keyw = at + 8, keyw_size = length;
+    at += 8 + length;
+  }
+  REQUIRE(keyw_size > 0);
+  const size_t word = blob.find("quaxon", keyw);
+  REQUIRE(word < keyw + keyw_size);
+  Engine restored;
+  REQUIRE(restored.LoadCompiled(blob, options, nullptr).ok());
+  CHECK_FALSE(restored.Check("a zorbly quaxon flimpy post", {}).matches.empty());
+  std::string bad = blob;
+  bad[word + 2] = ' ';  // "qu xon"
+  Engine refusing;
+  Status s = refusing.LoadCompiled(WithChecksum(bad), options, nullptr);
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK_THAT(s.message(), Catch::Contains("section KEYW: malformed"));
+}
+
 }  // namespace
 }  // namespace factlens
