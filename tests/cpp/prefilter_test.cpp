@@ -423,6 +423,48 @@ TEST_CASE("prefilter: a pattern without atoms is always checked", "[prefilter]")
   CHECK(pf.Candidates("the MOON was staged") == both);
 }
 
+// The dense states are a DFA of the shallowest states, derived from the records:
+// a scan through any number of them finds what the sparse records alone find.
+TEST_CASE("prefilter: dense states give the candidates of the sparse scan",
+          "[prefilter]") {
+  std::mt19937 rng(57);
+  for (int list = 0; list < 20; ++list) {
+    Prefilter pf;
+    const uint32_t items = 20 + static_cast<uint32_t>(rng() % 300);
+    for (uint32_t i = 0; i < items; ++i) {
+      std::vector<std::vector<std::string>> groups(1 + rng() % 2);
+      for (auto& g : groups) {
+        for (int k = 0; k < 2; ++k) {
+          std::string atom = Word(rng);
+          if (rng() % 3 == 0) atom = atom.substr(0, 1 + rng() % atom.size());
+          if (rng() % 4 == 0) atom += " " + Word(rng);
+          if (rng() % 9 == 0) atom = "\xD1\x81" + atom;  // bytes outside ASCII
+          g.push_back(atom);
+        }
+      }
+      pf.AddItem(i, groups);
+    }
+    pf.Build(items);
+    REQUIRE(pf.dense_states() == pf.state_count());  // (small lists: all fit)
+    std::vector<std::string> posts;
+    for (int p = 0; p < 30; ++p) posts.push_back(RandomPost(rng));
+    std::vector<std::vector<uint32_t>> dense;
+    for (const std::string& post : posts) dense.push_back(pf.Candidates(post));
+    size_t found = 0;
+    for (size_t states : {size_t{0}, size_t{1}, size_t{2}, size_t{7},
+                          pf.state_count() / 3, pf.state_count() - 1}) {
+      pf.SetDenseStates(states);
+      CHECK(pf.dense_states() == states);
+      for (size_t p = 0; p < posts.size(); ++p) {
+        INFO("list " << list << ", dense states " << states << ", post " << posts[p]);
+        REQUIRE(pf.Candidates(posts[p]) == dense[p]);
+        found += dense[p].size();
+      }
+    }
+    CHECK(found > 0);
+  }
+}
+
 TEST_CASE("prefilter: a corrupted scan form is refused or scans in range",
           "[prefilter]") {
   // The compiled form's checksum catches accidents, not crafted bytes: every

@@ -735,11 +735,71 @@ void Prefilter::Build(uint32_t item_count) {
     }
   }
   FillRootRow();
+  SetDenseStates(SIZE_MAX);
   tails_.shrink_to_fit();
   pending_.clear();
   pending_.shrink_to_fit();
   pending_text_.clear();
   pending_text_.shrink_to_fit();
+}
+
+void Prefilter::SetDenseStates(size_t states) {
+  dense_.clear();
+  dense_row_.clear();
+  dense_end_ = 0;
+  dense_count_ = 0;
+  if (nodes_.empty() || nodes_.size() >= kDenseOutput) return;
+  // The classes: one per byte on some edge, 0 for every other byte.
+  std::memset(byte_class_, 0, sizeof(byte_class_));
+  class_count_ = 1;
+  std::vector<uint32_t> offsets;  // each record's, in order
+  offsets.reserve(state_count_);
+  for (uint32_t at = 0; at < nodes_.size(); at += RecordWords(nodes_[at + kHead])) {
+    offsets.push_back(at);
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t count = head & 0xFF;
+    if (count == 1) {
+      const uint8_t b = head >> 8 & 0xFF;
+      if (byte_class_[b] == 0) byte_class_[b] = static_cast<uint8_t>(class_count_++);
+    } else if (count > 1) {
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
+      for (uint32_t k = 0; k < count; ++k) {
+        if (byte_class_[bytes[k]] == 0)
+          byte_class_[bytes[k]] = static_cast<uint8_t>(class_count_++);
+      }
+    }
+  }
+  const size_t fit = kDenseBytes / (class_count_ * sizeof(uint32_t));
+  const size_t n = std::min({states, fit, offsets.size()});
+  if (n == 0) return;
+  dense_end_ = n < offsets.size() ? offsets[n] : static_cast<uint32_t>(nodes_.size());
+  dense_row_.assign(dense_end_, 0);
+  dense_.assign(n * class_count_, 0);
+  // Rows in breadth-first order: a state's failure state is shallower, so its row
+  // is filled first. Row of the root: its edges, else the root.
+  auto with_output = [&](uint32_t target) {
+    return target | (nodes_[target + kHead] & kOutputBit ? kDenseOutput : 0);
+  };
+  for (size_t row = 0; row < n; ++row) {
+    const uint32_t at = offsets[row];
+    dense_row_[at] = static_cast<uint32_t>(row * class_count_);
+    uint32_t* out = &dense_[row * class_count_];
+    const uint32_t* fail_row =
+        row == 0 ? nullptr : &dense_[dense_row_[nodes_[at + kFail]]];
+    for (uint32_t k = 0; k < class_count_; ++k) out[k] = fail_row ? fail_row[k] : 0;
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t count = head & 0xFF;
+    const uint32_t* edges = &nodes_[at + kEdges];
+    if (count == 1) {
+      out[byte_class_[head >> 8 & 0xFF]] = with_output(edges[0]);
+    } else if (count > 1) {
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(edges);
+      const uint32_t* next = edges + (count + 7) / 8 * 2;
+      for (uint32_t k = 0; k < count; ++k)
+        out[byte_class_[bytes[k]]] = with_output(next[k]);
+    }
+  }
+  dense_count_ = n;
 }
 
 void Prefilter::FillRootRow() {
@@ -784,13 +844,22 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     return true;
   };
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  const uint32_t* dense = dense_.data();
+  const uint32_t* dense_row = dense_row_.data();
+  const uint32_t dense_end = dense_end_;
   uint32_t s = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const uint8_t c = static_cast<uint8_t>(AsciiLower(text[i]));
     const uint64_t spread = kOnes * c;
     uint32_t head;
     for (;;) {
-      if (s == 0) {
+      if (s < dense_end) {  // one step, the failure links already followed
+        const uint32_t v = dense[dense_row[s] + byte_class_[c]];
+        s = v & ~kDenseOutput;
+        head = v & kDenseOutput ? kOutputBit : 0;
+        break;
+      }
+      if (s == 0) {  // (the root, when no state is dense)
         s = root_next_[c];
         head = nodes[s + kHead];
         break;
@@ -880,9 +949,11 @@ bool Prefilter::Deserialize(ByteReader* r) {
   if (!Validate()) {
     nodes_.clear();
     state_count_ = 0;
+    SetDenseStates(0);
     return false;
   }
   FillRootRow();
+  SetDenseStates(SIZE_MAX);
   atom_seen_.clear();
   atoms_found_.clear();
   item_state_.clear();

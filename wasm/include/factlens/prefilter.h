@@ -107,6 +107,14 @@ class Prefilter {
   // safe to call concurrently on one Prefilter.
   std::vector<uint32_t> Candidates(std::string_view text) const;
 
+  // Makes the first `states` states (breadth-first: the shallowest) dense, at most
+  // as many as fit kDenseBytes (Build and Deserialize make them so); 0 scans with
+  // the sparse records alone. The candidates are the same either way: for tests
+  // and benchmarks.
+  void SetDenseStates(size_t states);
+  size_t dense_states() const { return dense_count_; }
+  static constexpr size_t kDenseBytes = size_t{256} << 10;
+
   uint32_t item_count() const { return item_count_; }
   size_t atom_count() const { return atom_count_; }
   size_t state_count() const { return state_count_; }
@@ -172,6 +180,20 @@ class Prefilter {
   }
   std::vector<uint32_t> nodes_;
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
+  // Derived from the records (not stored): the shallowest states as a DFA, where
+  // a sparse step's edge search, and the failure walk after it, cost most of the
+  // scan (most of a post's bytes are read in states a few bytes deep). A byte's
+  // class (byte_class_: 0 for a byte on no edge) indexes a dense state's row of
+  // dense_, each entry the state the byte leads to (failure links followed) with
+  // kDenseOutput if it has atoms. States at offsets below dense_end_ are dense,
+  // their row at dense_[dense_row_[offset]].
+  static constexpr uint32_t kDenseOutput = 1u << 31;
+  uint8_t byte_class_[256] = {};
+  uint32_t class_count_ = 1;
+  std::vector<uint32_t> dense_;
+  std::vector<uint32_t> dense_row_;  // by offset below dense_end_
+  uint32_t dense_end_ = 0;
+  size_t dense_count_ = 0;
   std::string tails_;
   uint32_t root_next_[256] = {};
   // An atom is named by its first key in atom_items_ (the record of the state
