@@ -754,20 +754,27 @@ void Prefilter::SetDenseStates(size_t states) {
   class_count_ = 1;
   std::vector<uint32_t> offsets;  // each record's, in order
   offsets.reserve(state_count_);
+  auto add_class = [&](uint8_t b) {
+    if (byte_class_[b] == 0 && class_count_ < 256)
+      byte_class_[b] = static_cast<uint8_t>(class_count_++);
+  };
   for (uint32_t at = 0; at < nodes_.size(); at += RecordWords(nodes_[at + kHead])) {
     offsets.push_back(at);
     const uint32_t head = nodes_[at + kHead];
     const uint32_t count = head & 0xFF;
     if (count == 1) {
-      const uint8_t b = head >> 8 & 0xFF;
-      if (byte_class_[b] == 0) byte_class_[b] = static_cast<uint8_t>(class_count_++);
+      add_class(head >> 8 & 0xFF);
     } else if (count > 1) {
       const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
-      for (uint32_t k = 0; k < count; ++k) {
-        if (byte_class_[bytes[k]] == 0)
-          byte_class_[bytes[k]] = static_cast<uint8_t>(class_count_++);
-      }
+      for (uint32_t k = 0; k < count; ++k) add_class(bytes[k]);
     }
+  }
+  // Edge bytes are lower-cased, so some byte is on no edge and class 0 is its; a
+  // (hostile) form whose edges use every byte value is scanned sparse.
+  if (class_count_ == 256) {
+    std::memset(byte_class_, 0, sizeof(byte_class_));
+    class_count_ = 1;
+    return;
   }
   const size_t fit = kDenseBytes / (class_count_ * sizeof(uint32_t));
   const size_t n = std::min({states, fit, offsets.size()});
