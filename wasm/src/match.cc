@@ -339,6 +339,11 @@ struct TermSpan {
   const Term* end() const { return last; }
 };
 
+// The number of words of a term's text (words one space apart).
+size_t WordCount(std::string_view text) {
+  return 1 + static_cast<size_t>(std::count(text.begin(), text.end(), ' '));
+}
+
 // Calls `f` on each word of a term's text (words one space apart).
 template <typename F>
 void ForEachWord(std::string_view text, F&& f) {
@@ -396,7 +401,7 @@ class PostWords {
     std::vector<Occurrence> out;
     const size_t first_end = std::min(text.find(' '), text.size());
     const std::string_view first = text.substr(0, first_end);
-    const size_t n = 1 + static_cast<size_t>(std::count(text.begin(), text.end(), ' '));
+    const size_t n = WordCount(text);
     auto rest_matches = [&](uint32_t start) {
       if (start + n > post_.words.size()) return false;
       size_t at = first_end + 1;  // the k-th word's start in `text`
@@ -1087,7 +1092,7 @@ void WriteTerms(ByteWriter* w, const CompiledList::Matchers& m, const TermRun& r
   for (const Term& t : m.Terms(run)) {
     w->U8(t.prefix ? 1 : 0);
     const std::string_view text = m.Text(t);
-    w->U32(static_cast<uint32_t>(1 + std::count(text.begin(), text.end(), ' ')));
+    w->U32(static_cast<uint32_t>(WordCount(text)));
     ForEachWord(text, [&](std::string_view word) { w->Str(word); });
   }
 }

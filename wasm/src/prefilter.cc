@@ -760,14 +760,7 @@ void Prefilter::SetDenseStates(size_t states) {
   };
   for (uint32_t at = 0; at < nodes_.size(); at += RecordWords(nodes_[at + kHead])) {
     offsets.push_back(at);
-    const uint32_t head = nodes_[at + kHead];
-    const uint32_t count = head & 0xFF;
-    if (count == 1) {
-      add_class(head >> 8 & 0xFF);
-    } else if (count > 1) {
-      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&nodes_[at + kEdges]);
-      for (uint32_t k = 0; k < count; ++k) add_class(bytes[k]);
-    }
+    ForEachEdge(at, [&](uint8_t byte, uint32_t) { add_class(byte); });
   }
   // Edge bytes are lower-cased, so some byte is on no edge and class 0 is its; a
   // (hostile) form whose edges use every byte value is scanned sparse.
@@ -794,17 +787,9 @@ void Prefilter::SetDenseStates(size_t states) {
     const uint32_t* fail_row =
         row == 0 ? nullptr : &dense_[dense_row_[nodes_[at + kFail]]];
     for (uint32_t k = 0; k < class_count_; ++k) out[k] = fail_row ? fail_row[k] : 0;
-    const uint32_t head = nodes_[at + kHead];
-    const uint32_t count = head & 0xFF;
-    const uint32_t* edges = &nodes_[at + kEdges];
-    if (count == 1) {
-      out[byte_class_[head >> 8 & 0xFF]] = with_output(edges[0]);
-    } else if (count > 1) {
-      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(edges);
-      const uint32_t* next = edges + (count + 7) / 8 * 2;
-      for (uint32_t k = 0; k < count; ++k)
-        out[byte_class_[bytes[k]]] = with_output(next[k]);
-    }
+    ForEachEdge(at, [&](uint8_t byte, uint32_t next) {
+      out[byte_class_[byte]] = with_output(next);
+    });
   }
   dense_count_ = n;
 }
@@ -812,16 +797,7 @@ void Prefilter::SetDenseStates(size_t states) {
 void Prefilter::FillRootRow() {
   std::memset(root_next_, 0, sizeof(root_next_));
   if (nodes_.empty()) return;
-  const uint32_t head = nodes_[kHead];
-  const uint32_t count = head & 0xFF;
-  const uint32_t* edges = &nodes_[kEdges];
-  if (count == 1) {
-    root_next_[head >> 8 & 0xFF] = edges[0];
-  } else if (count > 1) {
-    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(edges);
-    const uint32_t* next = edges + (count + 7) / 8 * 2;
-    for (uint32_t k = 0; k < count; ++k) root_next_[bytes[k]] = next[k];
-  }
+  ForEachEdge(0, [&](uint8_t byte, uint32_t next) { root_next_[byte] = next; });
 }
 
 std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
@@ -857,7 +833,6 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   uint32_t s = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const uint8_t c = static_cast<uint8_t>(AsciiLower(text[i]));
-    const uint64_t spread = kOnes * c;
     uint32_t head;
     for (;;) {
       if (s < dense_end) {  // one step, the failure links already followed
@@ -885,6 +860,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
         // 8 edge bytes at a time: the lowest zero byte of bytes ^ c is the
         // first edge on c (the bit trick flags no byte below a true zero).
         const uint32_t groups = (count + 7) / 8;
+        const uint64_t spread = kOnes * c;
         uint32_t found = kNone;
         for (uint32_t g = 0; g < groups; ++g) {
           uint64_t word;

@@ -178,6 +178,21 @@ class Prefilter {
   static uint32_t RecordWords(uint32_t head) {
     return OutputAt(head) + (head >> 16 & 1) * 2 + (head >> 17 & 1) * 2;
   }
+  // Calls f(byte, next state) for each edge of the record at `at`, in byte order
+  // (the derived tables' reading of a record; the scan has its own).
+  template <typename F>
+  void ForEachEdge(uint32_t at, F&& f) const {
+    const uint32_t head = nodes_[at + kHead];
+    const uint32_t count = head & 0xFF;
+    const uint32_t* edges = &nodes_[at + kEdges];
+    if (count == 1) {
+      f(static_cast<uint8_t>(head >> 8 & 0xFF), edges[0]);
+    } else if (count > 1) {
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(edges);
+      const uint32_t* next = edges + (count + 7) / 8 * 2;
+      for (uint32_t k = 0; k < count; ++k) f(bytes[k], next[k]);
+    }
+  }
   std::vector<uint32_t> nodes_;
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
   // Derived from the records (not stored): the shallowest states as a DFA, where
