@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -385,6 +386,77 @@ TEST_CASE("similar: spans cover the post's words that the claim has", "[similar]
   CHECK(text.substr(spans[0].begin, spans[0].end - spans[0].begin) == "5G towers");
   CHECK(text.substr(spans[1].begin, spans[1].end - spans[1].begin) ==
         "spread the coronavirus");
+}
+
+TEST_CASE(
+    "similar: a term counts at most 255 times in a claim; a restore checks counts "
+    "and totals",
+    "[similar]") {
+  // A term's frequency takes 8 bits (similar.cc, IdCount): a claim saying a word
+  // 300 times scores as one saying it 255 times, in the built index and the
+  // restored one; at 254 times it is another claim.
+  auto claim = [](int times) {
+    std::string text;
+    for (int i = 0; i < times; ++i) text += "zorbly ";
+    return text + "quaxon flimp";
+  };
+  const NormalizedText post = Normalize("zorbly zorbly quaxon flimp");
+  auto score = [&](const SimilarIndex& index) {
+    const auto hits = index.Search(post, 1);
+    REQUIRE(hits.size() == 1);
+    return hits[0].score;
+  };
+  auto restore = [](const std::string& bytes, std::unique_ptr<SimilarIndex>* out) {
+    ByteReader r(bytes);
+    return SimilarIndex::Deserialize(&r, {}, 2, out) && *out != nullptr && r.at_end();
+  };
+  const std::vector<SimilarDoc> other = {Doc(1, {"a different claim entirely"})};
+  auto index_of = [&](int times) {
+    std::vector<SimilarDoc> docs = {Doc(0, {claim(times)})};
+    docs.insert(docs.end(), other.begin(), other.end());
+    return SimilarIndex::Build(docs);
+  };
+  auto at_300 = index_of(300), at_255 = index_of(255), at_254 = index_of(254);
+  CHECK(score(*at_300) == score(*at_255));
+  CHECK(score(*at_254) != score(*at_255));
+  ByteWriter w;
+  at_300->Serialize(&w);
+  const std::string bytes = w.bytes();
+  std::unique_ptr<SimilarIndex> restored;
+  REQUIRE(restore(bytes, &restored));
+  CHECK(score(*restored) == score(*at_300));
+
+  // Where the claims' totals are: after the options, weights, languages and the
+  // three dictionaries' keys, and the claim count.
+  size_t at = 1 + 8 * kSimilarFeatureCount;
+  uint32_t n = 0;
+  std::memcpy(&n, bytes.data() + at, 4);
+  at += 4 + n;
+  for (int map = 0; map < 3; ++map) {
+    std::memcpy(&n, bytes.data() + at, 4);
+    at += 4 + 8 * static_cast<size_t>(n);
+  }
+  std::memcpy(&n, bytes.data() + at, 4);
+  REQUIRE(n == 2);  // the claim count
+  const size_t term_total = at + 4, word_total = at + 8;
+  for (size_t field : {term_total, word_total}) {
+    for (int delta : {-1, 1}) {
+      std::string bad = bytes;
+      uint32_t v = 0;
+      std::memcpy(&v, bad.data() + field, 4);
+      v += delta;
+      std::memcpy(&bad[field], &v, 4);
+      CHECK_FALSE(restore(bad, &restored));
+    }
+  }
+  // The count 255 of "zorbly" in the claim field (a Var32: ff 01) made 256 (80 02).
+  const size_t count = bytes.find("\xff\x01", word_total + 4);
+  REQUIRE(count != std::string::npos);
+  std::string bad = bytes;
+  bad.replace(count, 2, "\x80\x02");
+  CHECK_FALSE(restore(bad, &restored));
+  bad.replace(count, 2, "\xfe\x01");  // 254: well formed
+  CHECK(restore(bad, &restored));
 }
 
 TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash",

@@ -194,9 +194,43 @@ constexpr double kThinEvidenceScore = 0.5;
 constexpr double kFieldWeight[] = {1.0, 0.5, 0.5, 0.5};
 enum Field { kClaimField, kTitleField, kBigramField, kCharField, kFieldCount };
 
-struct Posting {
-  uint32_t doc;
-  float tf;
+// A term's or a claim's id with a whole-number frequency, in 4 bytes. The index
+// keeps millions of these (100k rules: 1.1M character grams by claim and as many
+// postings by gram); at 8 bytes each they were a third of a restored list's
+// memory, and every byte of that a first write (a page fault) in a fresh module.
+// The id takes the low kIdBits bits: terms past kMaxIds of a kind, and claims past
+// kMaxIds, are left out of the index (Build; Deserialize refuses them). The count
+// takes the high 8 bits: a term counts at most kMaxCount times in a claim (BM25's
+// tf / (tf + norm) is then within half a percent of its limit, 1).
+constexpr uint32_t kIdBits = 24;
+constexpr uint32_t kMaxIds = 1u << kIdBits;  // ids are below this
+constexpr uint32_t kMaxCount = 255;
+struct IdCount {
+  uint32_t bits = 0;
+  IdCount() = default;
+  IdCount(uint32_t id, uint32_t count)
+      : bits(id | std::min(count, kMaxCount) << kIdBits) {}
+  uint32_t id() const { return bits & (kMaxIds - 1); }
+  uint32_t count() const { return bits >> kIdBits; }
+  float tf() const { return static_cast<float>(count()); }
+  void AddOne() {
+    if (count() < kMaxCount) bits += 1u << kIdBits;
+  }
+};
+static_assert(sizeof(IdCount) == 4, "a term or posting is 4 bytes");
+// A term of a claim: its id and frequency in the claim.
+using TermFreq = IdCount;
+// A posting of a term: the claim's id (its index in docs) and the term's frequency.
+using Posting = IdCount;
+
+// A claim's terms in one field: a run of Impl::doc_terms.
+struct TermRange {
+  const TermFreq* first;
+  const TermFreq* last;
+  const TermFreq* begin() const { return first; }
+  const TermFreq* end() const { return last; }
+  size_t size() const { return static_cast<size_t>(last - first); }
+  bool empty() const { return first == last; }
 };
 
 bool IsUrlWord(std::string_view w) {
@@ -278,6 +312,12 @@ class IdMap64 {
       if (slot.Holds(key)) return slot.id;
     }
   }
+  // As Add, but a key not yet in the map gets an id only below `limit`: returns
+  // kNone for it once the map holds `limit` keys.
+  uint32_t AddBelow(uint64_t key, size_t limit) {
+    if (size_ < limit) return Add(key);
+    return Find(key);
+  }
   size_t size() const { return size_; }
   // Makes room for `n` keys in all, so that adding them never rehashes.
   void Reserve(size_t n) {
@@ -350,9 +390,6 @@ struct TermRef {
   double weight;        // kFieldWeight / field_max * BM25 term weight
 };
 
-// A term of a post or document with its frequency.
-using TermFreq = std::pair<uint32_t, float>;
-
 // Returns `ids` as sorted (id, count) pairs, in a vector of exactly that size (an
 // index keeps hundreds of thousands of these: growth slack would be a third of it).
 std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
@@ -363,8 +400,8 @@ std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
   std::vector<TermFreq> out;
   out.reserve(distinct);
   for (uint32_t id : *ids) {
-    if (!out.empty() && out.back().first == id) {
-      out.back().second += 1;
+    if (!out.empty() && out.back().id() == id) {
+      out.back().AddOne();
     } else {
       out.push_back({id, 1});
     }
@@ -468,11 +505,19 @@ struct SimilarIndex::Impl {
     double claim_idf = 0, title_idf = 0;
     double phrasing_idf_max = 0;  // the largest of its phrasings' sums
     double char_norm = 0;
-    // Sorted (term id, frequency) per field: the claim's words over all phrasings,
-    // the title's words, the word bigrams and the character grams.
-    std::vector<TermFreq> terms[kFieldCount];
+    // Its terms sorted by id, per field (the claim's words over all phrasings, the
+    // title's words, the word bigrams and the character grams): the runs
+    // doc_terms[terms_begin[f], terms_begin[f + 1]) (Terms).
+    uint32_t terms_begin[kFieldCount + 1] = {};
   };
   std::vector<Doc> docs;
+  // Every claim's terms, one claim after the other (a vector per claim and field
+  // cost 24 bytes and an allocation each, 60k of them at 100k rules).
+  std::vector<TermFreq> doc_terms;
+  TermRange Terms(const Doc& doc, int f) const {
+    const TermFreq* at = doc_terms.data();
+    return {at + doc.terms_begin[f], at + doc.terms_begin[f + 1]};
+  }
   std::vector<double> phrasing_idf;
   // Each document's words in one run, so that testing a candidate's words against
   // the post reads one place, not a vector per phrasing and field: the number of
@@ -505,12 +550,12 @@ struct SimilarIndex::Impl {
   void AddWords(Doc* doc, const std::vector<std::vector<uint32_t>>& phrasings) {
     doc->words_begin = static_cast<uint32_t>(doc_words.size());
     doc_words.push_back(static_cast<uint32_t>(phrasings.size()));
-    doc_words.push_back(static_cast<uint32_t>(doc->terms[kClaimField].size()));
-    doc_words.push_back(static_cast<uint32_t>(doc->terms[kTitleField].size()));
+    doc_words.push_back(static_cast<uint32_t>(Terms(*doc, kClaimField).size()));
+    doc_words.push_back(static_cast<uint32_t>(Terms(*doc, kTitleField).size()));
     for (const auto& p : phrasings) doc_words.push_back(static_cast<uint32_t>(p.size()));
     for (const auto& p : phrasings) doc_words.insert(doc_words.end(), p.begin(), p.end());
     for (int f : {kClaimField, kTitleField}) {
-      for (const TermFreq& t : doc->terms[f]) doc_words.push_back(t.first);
+      for (const TermFreq& t : Terms(*doc, f)) doc_words.push_back(t.id());
     }
   }
 
@@ -878,7 +923,10 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
 
   x.docs.reserve(docs.size());
   Impl::BuildScratch scratch;
-  for (uint32_t d = 0; d < docs.size(); ++d) x.AddDoc(docs[d], doc_stemmer[d], &scratch);
+  // (Claims past kMaxIds are left out: an id takes 24 bits, IdCount.)
+  const size_t indexed = std::min<size_t>(docs.size(), kMaxIds);
+  for (uint32_t d = 0; d < indexed; ++d) x.AddDoc(docs[d], doc_stemmer[d], &scratch);
+  x.doc_terms.shrink_to_fit();
   x.BuildPostings();
   x.SortGramsByPostings();
   x.Finish();
@@ -892,16 +940,23 @@ const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_vie
   key = (key ^ (0x100u + static_cast<unsigned>(stemmer))) * 1099511628211ull;
   const uint32_t at = b->word_index.Add(key);
   if (at < b->word_terms.size()) return b->word_terms[at];
-  if (!IsContent(word)) {
+  // (A stem past kMaxIds words is left out, as a stop word is: IdCount.)
+  const uint32_t id =
+      IsContent(word)
+          ? words.AddBelow(HashBytes(Stem(stemmer, std::string(word))), kMaxIds)
+          : kNone;
+  if (id == kNone) {
     b->word_terms.push_back({false, kNone, 0, 0});
     return b->word_terms.back();
   }
-  WordTerms t{true, words.Add(HashBytes(Stem(stemmer, std::string(word)))),
-              static_cast<uint32_t>(b->gram_ids.size()), 0};
+  WordTerms t{true, id, static_cast<uint32_t>(b->gram_ids.size()), 0};
   if (options.char_ngrams) {
     b->gram_keys.clear();
     CharGramKeys(word, &b->gram_keys);
-    for (uint64_t g : b->gram_keys) b->gram_ids.push_back(chars.Add(g));
+    for (uint64_t g : b->gram_keys) {
+      const uint32_t gram = chars.AddBelow(g, kMaxIds);
+      if (gram != kNone) b->gram_ids.push_back(gram);
+    }
     t.grams_size = static_cast<uint32_t>(b->gram_ids.size() - t.grams_begin);
   }
   b->word_terms.push_back(t);
@@ -930,7 +985,8 @@ const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_vie
       ids.push_back(terms.id);
       field_ids[kClaimField].push_back(terms.id);
       if (options.word_bigrams && previous != kNone) {
-        field_ids[kBigramField].push_back(bigrams.Add(BigramKey(previous, terms.id)));
+        const uint32_t bigram = bigrams.AddBelow(BigramKey(previous, terms.id), kMaxIds);
+        if (bigram != kNone) field_ids[kBigramField].push_back(bigram);
       }
       previous = terms.id;
       field_ids[kCharField].insert(
@@ -950,11 +1006,14 @@ const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_vie
   // (The character grams are put in id order once for all claims, from the postings:
   // SortGramsByPostings.)
   for (int f = 0; f < kFieldCount; ++f) {
-    doc.terms[f] = f == kCharField
-                       ? CountGrams(field_ids[f], static_cast<uint32_t>(docs.size()),
-                                    chars.size(), b)
-                       : CountTerms(&field_ids[f]);
+    doc.terms_begin[f] = static_cast<uint32_t>(doc_terms.size());
+    const std::vector<TermFreq> terms =
+        f == kCharField ? CountGrams(field_ids[f], static_cast<uint32_t>(docs.size()),
+                                     chars.size(), b)
+                        : CountTerms(&field_ids[f]);
+    doc_terms.insert(doc_terms.end(), terms.begin(), terms.end());
   }
+  doc.terms_begin[kFieldCount] = static_cast<uint32_t>(doc_terms.size());
   AddWords(&doc, b->phrasings);
   docs.push_back(std::move(doc));
 }
@@ -978,7 +1037,7 @@ std::vector<TermFreq> SimilarIndex::Impl::CountGrams(const std::vector<uint32_t>
   out.reserve(distinct);
   for (uint32_t id : ids) {
     if (b->gram_seen[id] == placed) {
-      out[b->gram_slot[id]].second += 1;
+      out[b->gram_slot[id]].AddOne();
     } else {
       b->gram_seen[id] = placed;
       b->gram_slot[id] = static_cast<uint32_t>(out.size());
@@ -990,13 +1049,14 @@ std::vector<TermFreq> SimilarIndex::Impl::CountGrams(const std::vector<uint32_t>
 
 void SimilarIndex::Impl::SortGramsByPostings() {
   // Walking the postings term by term visits each claim's grams in id order; each
-  // is written at the claim's next place (its vector keeps its exact size).
+  // is written at the claim's next place in its run.
   const PostingLists& p = postings[kCharField];
-  std::vector<uint32_t> next(docs.size(), 0);
+  std::vector<uint32_t> next(docs.size());
+  for (uint32_t d = 0; d < docs.size(); ++d) next[d] = docs[d].terms_begin[kCharField];
   for (uint32_t term = 0; term + 1 < p.begin.size(); ++term) {
     for (uint32_t i = p.begin[term]; i < p.begin[term + 1]; ++i) {
       const Posting& posting = p.items[i];
-      docs[posting.doc].terms[kCharField][next[posting.doc]++] = {term, posting.tf};
+      doc_terms[next[posting.id()]++] = TermFreq(term, posting.count());
     }
   }
 }
@@ -1011,14 +1071,14 @@ void SimilarIndex::Impl::BuildPostings() {
     PostingLists& p = x.postings[f];
     p.begin.assign(terms + 1, 0);
     for (const Impl::Doc& doc : x.docs) {
-      for (const TermFreq& t : doc.terms[f]) ++p.begin[t.first + 1];
+      for (const TermFreq& t : x.Terms(doc, f)) ++p.begin[t.id() + 1];
     }
     for (size_t t = 0; t < terms; ++t) p.begin[t + 1] += p.begin[t];
     p.items.resize(p.begin[terms]);
     std::vector<uint32_t> fill(p.begin.begin(), p.begin.end() - 1);
     for (uint32_t d = 0; d < x.docs.size(); ++d) {
-      for (const TermFreq& t : x.docs[d].terms[f])
-        p.items[fill[t.first]++] = {d, t.second};
+      for (const TermFreq& t : x.Terms(x.docs[d], f))
+        p.items[fill[t.id()]++] = Posting(d, t.count());
     }
   }
 }
@@ -1086,7 +1146,7 @@ void SimilarIndex::Impl::BuildGate() {
   for (uint32_t d = 0; d < docs.size(); ++d) {
     const Doc& doc = docs[d];
     for (int f = 0; f < kFieldCount; ++f)
-      g.most_terms[f] = std::max(g.most_terms[f], doc.terms[f].size());
+      g.most_terms[f] = std::max(g.most_terms[f], Terms(doc, f).size());
     g.most_word_idf =
         std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
     const WordView v = Words(doc);
@@ -1184,7 +1244,7 @@ void SimilarIndex::Impl::Finish() {
     double total = 0;
     for (uint32_t d = 0; d < x.docs.size(); ++d) {
       float& length = x.doc_state[d].norm[f];
-      for (const TermFreq& t : x.docs[d].terms[f]) length += t.second;
+      for (const TermFreq& t : x.Terms(x.docs[d], f)) length += t.tf();
       total += length;
     }
     const double average = x.docs.empty() || total == 0 ? 1 : total / x.docs.size();
@@ -1196,12 +1256,15 @@ void SimilarIndex::Impl::Finish() {
   // Per claim, what needs the idf: the coverage features' totals (summed in the
   // order word_features sums their parts) and the character-gram vector's norm.
   x.phrasing_idf.clear();
+  size_t phrasings = 0;
+  for (const Impl::Doc& doc : x.docs) phrasings += x.Words(doc).phrasing_count;
+  x.phrasing_idf.reserve(phrasings);
   for (Impl::Doc& doc : x.docs) {
     doc.claim_idf = doc.title_idf = 0;
-    for (const TermFreq& t : doc.terms[kClaimField])
-      doc.claim_idf += x.Idf(kClaimField, t.first);
-    for (const TermFreq& t : doc.terms[kTitleField])
-      doc.title_idf += x.Idf(kClaimField, t.first);
+    for (const TermFreq& t : x.Terms(doc, kClaimField))
+      doc.claim_idf += x.Idf(kClaimField, t.id());
+    for (const TermFreq& t : x.Terms(doc, kTitleField))
+      doc.title_idf += x.Idf(kClaimField, t.id());
     doc.phrasing_idf_begin = static_cast<uint32_t>(x.phrasing_idf.size());
     const Impl::WordView words = x.Words(doc);
     const uint32_t* id = words.phrasing_ids;
@@ -1212,15 +1275,15 @@ void SimilarIndex::Impl::Finish() {
       doc.phrasing_idf_max = std::max(doc.phrasing_idf_max, all);
     }
     double norm = 0;
-    for (const TermFreq& t : doc.terms[kCharField]) {
-      double w = t.second * x.Idf(kCharField, t.first);
+    for (const TermFreq& t : x.Terms(doc, kCharField)) {
+      double w = t.tf() * x.Idf(kCharField, t.id());
       norm += w * w;
     }
     doc.char_norm = std::sqrt(norm);
   }
-  // Pushed one by one, they may hold twice their size (100k rules: megabytes).
+  // Pushed one by one on a load from text, they may hold twice their size (100k
+  // rules: megabytes); a restore reserved their size.
   x.doc_words.shrink_to_fit();
-  x.phrasing_idf.shrink_to_fit();
   x.word_present.assign(x.words.size() / 64 + 1, 0);
   x.word_qtf.assign(x.words.size(), 0);
   x.bigram_present.assign(x.bigrams.size() / 64 + 1, 0);
@@ -1249,29 +1312,30 @@ namespace {
 
 // Sorted distinct ids with whole-number frequencies, as gaps and counts in Var32s
 // (a claim's terms take about 3 bytes each instead of 8).
-void WriteTerms(ByteWriter* w, const std::vector<TermFreq>& terms) {
+void WriteTerms(ByteWriter* w, TermRange terms) {
   w->Var32(static_cast<uint32_t>(terms.size()));
   uint32_t previous = 0;
   for (const TermFreq& t : terms) {
-    w->Var32(t.first - previous);
-    w->Var32(static_cast<uint32_t>(t.second));
-    previous = t.first;
+    w->Var32(t.id() - previous);
+    w->Var32(t.count());
+    previous = t.id();
   }
 }
 
-// Reads what WriteTerms wrote, checking ids are below `limit`, sorted and distinct
-// and counts at least 1.
+// Appends what WriteTerms wrote to *terms, checking ids are below `limit` (at most
+// kMaxIds), sorted and distinct and counts from 1 to kMaxCount.
 bool ReadTerms(ByteReader* r, uint32_t limit, std::vector<TermFreq>* terms) {
   const uint32_t n = r->Var32();
   if (!r->ok() || n > limit) return r->Fail();
-  terms->resize(n);
+  const size_t at = terms->size();
+  terms->resize(at + n);
   uint64_t id = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t gap = r->Var32(), count = r->Var32();
     id += gap;
-    if (!r->ok() || (i > 0 && gap == 0) || id >= limit || count == 0 || count > 1000000)
+    if (!r->ok() || (i > 0 && gap == 0) || id >= limit || count == 0 || count > kMaxCount)
       return r->Fail();
-    (*terms)[i] = {static_cast<uint32_t>(id), static_cast<float>(count)};
+    (*terms)[at + i] = TermFreq(static_cast<uint32_t>(id), count);
   }
   return true;
 }
@@ -1293,6 +1357,11 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
   w->Vec(x.bigrams.Keys());
   w->Vec(x.chars.Keys());
   w->U32(static_cast<uint32_t>(x.docs.size()));
+  // The totals of the claims' terms and words: a restore makes their arrays once,
+  // of their final size (each growth a copy into fresh memory).
+  w->U32(static_cast<uint32_t>(x.doc_terms.size()));
+  w->U32(static_cast<uint32_t>(x.doc_words.size()));
+  std::vector<TermFreq> ids;
   for (const Impl::Doc& doc : x.docs) {
     w->U32(doc.rule_index);
     w->U8(static_cast<uint8_t>(doc.stemmer));
@@ -1300,11 +1369,11 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
     w->U32(words.phrasing_count);
     const uint32_t* id = words.phrasing_ids;
     for (uint32_t p = 0; p < words.phrasing_count; ++p) {
-      std::vector<TermFreq> ids;
-      for (uint32_t i = 0; i < words.lengths[p]; ++i) ids.push_back({*id++, 1});
-      WriteTerms(w, ids);
+      ids.clear();
+      for (uint32_t i = 0; i < words.lengths[p]; ++i) ids.push_back(TermFreq(*id++, 1));
+      WriteTerms(w, {ids.data(), ids.data() + ids.size()});
     }
-    for (const auto& terms : doc.terms) WriteTerms(w, terms);
+    for (int f = 0; f < kFieldCount; ++f) WriteTerms(w, x.Terms(doc, f));
   }
   // The postings as they are in memory: reading them is a copy, where deriving
   // them from the documents is a scattered write per term of every claim.
@@ -1338,7 +1407,7 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   x.stop_words = StopWordsFor(x.stemmers);
   for (IdMap64* map : {&x.words, &x.bigrams, &x.chars}) {
     std::vector<uint64_t> keys;
-    if (!r->Vec(&keys)) return false;
+    if (!r->Vec(&keys) || keys.size() > kMaxIds) return r->Fail();
     map->Reserve(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       if (map->Add(keys[i]) != i) return r->Fail();  // a repeated key
@@ -1347,9 +1416,18 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   const size_t field_terms[kFieldCount] = {x.words.size(), x.words.size(),
                                            x.bigrams.size(), x.chars.size()};
   const uint32_t doc_count = r->U32();
-  if (!r->ok() || doc_count > rule_count) return r->Fail();
+  const uint32_t term_total = r->U32(), word_total = r->U32();
+  // (A term takes 2 bytes at least, a word 1, besides a claim's 3 counts.)
+  if (!r->ok() || doc_count > rule_count || doc_count > kMaxIds ||
+      term_total > r->remaining() / 2 ||
+      word_total > r->remaining() + 3 * static_cast<uint64_t>(doc_count)) {
+    return r->Fail();
+  }
   x.docs.resize(doc_count);
+  x.doc_terms.reserve(term_total);
+  x.doc_words.reserve(word_total);
   std::vector<std::vector<uint32_t>> doc_phrasings;
+  std::vector<TermFreq> ids;
   for (Impl::Doc& doc : x.docs) {
     doc.rule_index = r->U32();
     doc.stemmer = r->U8();
@@ -1358,18 +1436,23 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
         phrasings > 4096) {
       return r->Fail();
     }
-    doc_phrasings.assign(phrasings, {});
-    std::vector<TermFreq> ids;
+    doc_phrasings.resize(phrasings);
     for (auto& p : doc_phrasings) {
+      ids.clear();
+      p.clear();
       if (!ReadTerms(r, static_cast<uint32_t>(x.words.size()), &ids)) return false;
-      for (const TermFreq& t : ids) p.push_back(t.first);
+      for (const TermFreq& t : ids) p.push_back(t.id());
     }
     for (int f = 0; f < kFieldCount; ++f) {
-      if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &doc.terms[f]))
+      doc.terms_begin[f] = static_cast<uint32_t>(x.doc_terms.size());
+      if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &x.doc_terms))
         return false;
     }
+    doc.terms_begin[kFieldCount] = static_cast<uint32_t>(x.doc_terms.size());
     x.AddWords(&doc, doc_phrasings);
   }
+  if (x.doc_terms.size() != term_total || x.doc_words.size() != word_total)
+    return r->Fail();
   for (int f = 0; f < kFieldCount; ++f) {
     PostingLists& p = x.postings[f];
     if (!r->Vec(&p.begin) || !r->Vec(&p.items)) return false;
@@ -1384,9 +1467,7 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
       if (p.begin[t] > p.begin[t + 1]) return r->Fail();
     }
     for (const Posting& posting : p.items) {
-      // (A NaN fails the comparison too.)
-      if (posting.doc >= doc_count || !(posting.tf >= 1 && posting.tf <= 1e9f))
-        return r->Fail();
+      if (posting.id() >= doc_count || posting.count() == 0) return r->Fail();
     }
   }
   if (!same_options) return true;  // valid, but for other options: the caller rebuilds
@@ -1706,15 +1787,16 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       walked += df;
       const Posting* items = x.postings[t.field].items.data();
       for (uint32_t i = t.begin; i < t.end; ++i) {
-        const Posting& posting = items[i];
-        Impl::DocState& d = x.doc_state[posting.doc];
+        const Posting posting = items[i];
+        const uint32_t doc = posting.id();
+        Impl::DocState& d = x.doc_state[doc];
         if (d.stamp != stamp) {
           d.stamp = stamp;
           d.score = 0;
-          x.touched.push_back(posting.doc);
+          x.touched.push_back(doc);
         }
         d.score +=
-            static_cast<float>(contribution(t.weight, posting.tf, d.norm[t.field]));
+            static_cast<float>(contribution(t.weight, posting.tf(), d.norm[t.field]));
       }
     }
     if (!budget_left) break;
@@ -1793,9 +1875,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       size_t most[kFieldCount] = {0, 0, 0, 0};
       for (const Candidate& c : candidates) {
         const Impl::Doc& doc = x.docs[c.doc];
-        most[kClaimField] = std::max(most[kClaimField], doc.terms[kClaimField].size());
-        most[kTitleField] = std::max(most[kTitleField], doc.terms[kTitleField].size());
-        most[kCharField] = std::max(most[kCharField], doc.terms[kCharField].size());
+        for (int f : {kClaimField, kTitleField, kCharField})
+          most[f] = std::max(most[f], x.Terms(doc, f).size());
       }
       // (A field that is off has no weights: its sums are 0.)
       prefix_sums(x.post_weight[kClaimField], most[kClaimField], &x.top_claim);
@@ -1807,11 +1888,11 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     for (size_t i = 0; i < candidates.size(); ++i) {
       viable[i] = 0;
       const Impl::Doc& doc = x.docs[candidates[i].doc];
-      const size_t claim_count = doc.terms[kClaimField].size();
-      const size_t title_count = doc.terms[kTitleField].size();
+      const size_t claim_count = x.Terms(doc, kClaimField).size();
+      const size_t title_count = x.Terms(doc, kTitleField).size();
       const double cosine =
           char_norm > 0 && doc.char_norm > 0
-              ? share(std::sqrt(top(x.top_char_sq, doc.terms[kCharField].size())),
+              ? share(std::sqrt(top(x.top_char_sq, x.Terms(doc, kCharField).size())),
                       char_norm)
               : 0;
       const double claim_bm25 =
@@ -1844,9 +1925,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
                                              : f == kCharField ? x.char_present
                                                                : x.word_present;
         const std::vector<float>& weight = x.term_weight[f];
-        for (const TermFreq& t : x.docs[c.doc].terms[f]) {
-          if (Marked(marks, t.first))
-            sum += contribution(weight[t.first], t.second, x.doc_state[c.doc].norm[f]);
+        for (const TermFreq& t : x.Terms(x.docs[c.doc], f)) {
+          if (Marked(marks, t.id()))
+            sum += contribution(weight[t.id()], t.tf(), x.doc_state[c.doc].norm[f]);
         }
         s += kFieldWeight[f] * sum / field_max[f];
       }
@@ -1872,20 +1953,20 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     auto& f = hit.features;
     f[0] = 1;
     const double shared = word_features(doc, x.Words(doc), &f);
-    if (!doc.terms[kBigramField].empty()) {
+    if (!x.Terms(doc, kBigramField).empty()) {
       double b_part = 0, b_all = 0;
-      for (const TermFreq& t : doc.terms[kBigramField]) {
-        double idf = x.Idf(kBigramField, t.first);
+      for (const TermFreq& t : x.Terms(doc, kBigramField)) {
+        double idf = x.Idf(kBigramField, t.id());
         b_all += idf;
-        if (Marked(x.bigram_present, t.first)) b_part += idf;
+        if (Marked(x.bigram_present, t.id())) b_part += idf;
       }
       f[5] = b_all > 0 ? b_part / b_all : 0;
     }
     if (char_norm > 0 && doc.char_norm > 0) {
       double dot = 0;
-      for (const TermFreq& t : doc.terms[kCharField]) {
-        if (Marked(x.char_present, t.first))
-          dot += t.second * x.Idf(kCharField, t.first) * x.char_weight[t.first];
+      for (const TermFreq& t : x.Terms(doc, kCharField)) {
+        if (Marked(x.char_present, t.id()))
+          dot += t.tf() * x.Idf(kCharField, t.id()) * x.char_weight[t.id()];
       }
       f[6] = dot / (char_norm * doc.char_norm);
     }
@@ -1895,7 +1976,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     f[8] = field_max[kTitleField] > 0
                ? field_score[i][kTitleField] / field_max[kTitleField]
                : 0;
-    if (doc.terms[kTitleField].empty()) f[8] = f[7];  // its own title (word_features)
+    if (x.Terms(doc, kTitleField).empty()) f[8] = f[7];  // its own title (word_features)
     if (x.options.rerank) {
       double z = 0;
       for (int j = 0; j < kSimilarFeatureCount; ++j) z += x.weights[j] * f[j];
@@ -1924,7 +2005,7 @@ std::vector<ByteRange> SimilarIndex::Spans(const NormalizedText& post,
   if (it == x.docs.end()) return out;
   std::vector<uint32_t> vocabulary;
   for (int f : {kClaimField, kTitleField}) {
-    for (const TermFreq& t : it->terms[f]) vocabulary.push_back(t.first);
+    for (const TermFreq& t : x.Terms(*it, f)) vocabulary.push_back(t.id());
   }
   std::sort(vocabulary.begin(), vocabulary.end());
   // Runs of matched words; stop words inside a run keep it going.
