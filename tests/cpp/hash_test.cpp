@@ -73,9 +73,26 @@ TEST_CASE("binary: Checksum64Stream over any split equals Checksum64", "[hash]")
     }
     CHECK(sum.Finish() == Checksum64(bytes));
   }
-  // It depends on every byte and on the length.
+  // It depends on every byte (of each of the four lanes' words, and of the tail),
+  // on the length, and on the order of words, within a lane and across lanes.
   CHECK(Checksum64("abcdefghi") != Checksum64("abcdefghj"));
   CHECK(Checksum64(std::string(8, '\0')) != Checksum64(std::string(9, '\0')));
+  std::string bytes(77, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  const uint64_t whole = Checksum64(bytes);
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x10);
+    CHECK(Checksum64(flipped) != whole);
+  }
+  auto swapped = [&](size_t a, size_t b) {  // the 8-byte words at a and b
+    std::string s = bytes;
+    for (size_t k = 0; k < 8; ++k) std::swap(s[a + k], s[b + k]);
+    return Checksum64(s);
+  };
+  CHECK(swapped(0, 8) != whole);   // lanes 0 and 1 of a block
+  CHECK(swapped(8, 40) != whole);  // lane 1 of two blocks
+  CHECK(swapped(0, 56) != whole);  // lane 0 and lane 3 of the next block
 }
 
 // The compiled form's export writes each section through a streaming writer: the

@@ -32,8 +32,12 @@ class Checksum64Stream {
   uint64_t Finish() const;
 
  private:
-  uint64_t h_;
-  char pending_[8];  // the start of a word that the next piece completes
+  static constexpr int kLanes = 4;
+  static constexpr size_t kBlock = 8 * kLanes;  // a word for each lane
+  // Steps each lane over `blocks` blocks from `p`.
+  void Blocks(const char* p, size_t blocks);
+  uint64_t h_[kLanes];
+  char pending_[kBlock];  // the start of a block that the next piece completes
   size_t pending_size_ = 0;
 };
 
