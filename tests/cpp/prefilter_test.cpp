@@ -794,5 +794,69 @@ TEST_CASE("engine: a compiled keyword word holding a space is refused", "[prefil
   CHECK_THAT(s.message(), Catch::Contains("section KEYW: malformed"));
 }
 
+// A record names the strings rules share (review publisher, date, URL origin) by
+// index into a table the RULE section carries (match.cc): a restore gives each rule
+// its own, and an index past the table is refused.
+TEST_CASE(
+    "engine: restored rules keep their review fields; a shared string index "
+    "past the table is refused",
+    "[prefilter]") {
+  auto rule = [](const std::string& id, const std::string& url, const std::string& review,
+                 const std::string& publisher, const std::string& date) {
+    return R"({"id":")" + id +
+           R"(","claim":"A claim.","rating":"false",)"
+           R"("severity":"low","match":{"urls":[")" +
+           url +
+           R"("]},)"
+           R"("review":{"url":")" +
+           review + R"(","title":"T","publisher":")" + publisher + R"(","date":")" +
+           date + R"("}})";
+  };
+  const std::string list = testing::ListWithRules(
+      "[" +
+      rule("a", "https://zq.example/one", "https://r.example/x/1", "P", "2025-01-01") +
+      "," +
+      rule("b", "https://zq.example/two", "https://r.example/y?q=2", "P", "2025-02-01") +
+      "," +
+      rule("c", "https://zq.example/three", "https://s.example", "Q", "2025-01-01") +
+      "]");
+  Engine engine;
+  LoadOptions options;
+  options.allow_unsigned = true;
+  LoadedListInfo info;
+  REQUIRE(engine.LoadList(list, options, &info).ok());
+  std::string blob;
+  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  Engine restored;
+  REQUIRE(restored.LoadCompiled(blob, options, nullptr).ok());
+  const CompiledList* from_text = engine.Compiled(info.info.id);
+  const CompiledList* from_blob = restored.Compiled(info.info.id);
+  REQUIRE(from_blob != nullptr);
+  REQUIRE(from_blob->rule_count() == 3);
+  const char* reviews[] = {"https://r.example/x/1", "https://r.example/y?q=2",
+                           "https://s.example"};
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Review& a = from_text->rule(i).review;
+    const Review& b = from_blob->rule(i).review;
+    CHECK(b.url == reviews[i]);
+    CHECK(a.url == b.url);
+    CHECK(a.publisher == b.publisher);
+    CHECK(a.date == b.date);
+    CHECK(a.title == b.title);
+  }
+  CHECK(from_blob->rule(2).review.publisher == "Q");
+  CHECK(from_blob->rule(1).review.date == "2025-02-01");
+  // Rule c's record: its URL, then its review URL's origin by index (one byte).
+  const std::string url = "https://zq.example/three";
+  const size_t at = blob.find(url);
+  REQUIRE(at != std::string::npos);
+  std::string bad = blob;
+  bad[at + url.size()] = 0x7F;  // past the table's few strings
+  Engine refusing;
+  Status s = refusing.LoadCompiled(WithChecksum(bad), options, nullptr);
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK_THAT(s.message(), Catch::Contains("section RULE: malformed"));
+}
+
 }  // namespace
 }  // namespace factlens

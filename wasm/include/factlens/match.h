@@ -77,6 +77,8 @@ constexpr uint32_t SectionTag(const char (&name)[5]) {
          static_cast<uint32_t>(static_cast<unsigned char>(name[3])) << 24;
 }
 
+class SharedStringIds;  // match.cc
+
 class CompiledList {
  public:
   ~CompiledList();
@@ -145,8 +147,8 @@ class CompiledList {
 
  private:
   CompiledList();
-  // Appends `rule` to the rule records.
-  void AddRule(const Rule& rule);
+  // Appends `rule` to the rule records, its shared strings to `shared`'s.
+  void AddRule(const Rule& rule, SharedStringIds* shared);
   // Decodes rule `index` into *out.
   void DecodeRule(uint32_t index, Rule* out) const;
 
@@ -156,6 +158,9 @@ class CompiledList {
   // memory, and importing them would allocate a million times.
   std::string rule_records_;
   std::vector<uint32_t> rule_offsets_{0};  // rule i: [rule_offsets_[i], [i + 1])
+  // The strings the records share (review publishers, dates and URL origins), once
+  // each; a record names them by index (match.cc).
+  std::vector<std::string> shared_strings_;
   mutable std::vector<std::unique_ptr<Rule>> rule_cache_;
   std::unique_ptr<Matchers> matchers_;
 };
