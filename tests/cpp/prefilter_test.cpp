@@ -792,6 +792,20 @@ TEST_CASE("engine: a compiled keyword word holding a space is refused", "[prefil
   Status s = refusing.LoadCompiled(WithChecksum(bad), options, nullptr);
   CHECK(s.kind() == ErrorKind::kFormat);
   CHECK_THAT(s.message(), Catch::Contains("section KEYW: malformed"));
+  // The section's totals of terms and of their text (after the set count), which
+  // a restore reserves, must be the terms' own.
+  for (size_t total : {keyw + 4, keyw + 8}) {
+    for (int delta : {-1, 1}) {
+      std::string wrong = blob;
+      uint32_t v = 0;
+      std::memcpy(&v, wrong.data() + total, 4);
+      v += delta;
+      std::memcpy(&wrong[total], &v, 4);
+      Status t = refusing.LoadCompiled(WithChecksum(wrong), options, nullptr);
+      CHECK(t.kind() == ErrorKind::kFormat);
+      CHECK_THAT(t.message(), Catch::Contains("section KEYW: malformed"));
+    }
+  }
 }
 
 // A record names the strings rules share (review publisher, date, URL origin) by
