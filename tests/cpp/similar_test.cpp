@@ -426,15 +426,19 @@ TEST_CASE(
   REQUIRE(restore(bytes, &restored));
   CHECK(score(*restored) == score(*at_300));
 
-  // Where the claims' totals are: after the options, weights, languages and the
-  // three dictionaries' keys, and the claim count.
+  // Where the claims' totals are: after the options, weights, languages, the
+  // dictionaries (the words' keys, the bigrams' runs by first word and their pairs,
+  // the grams' keys: arrays of 8, 4, 8 and 8 bytes), and the claim count.
   size_t at = 1 + 8 * kSimilarFeatureCount;
   uint32_t n = 0;
   std::memcpy(&n, bytes.data() + at, 4);
   at += 4 + n;
-  for (int map = 0; map < 3; ++map) {
+  size_t pairs = 0;  // where the bigrams' (second word, id) pairs are
+  const size_t widths[] = {8, 4, 8, 8};
+  for (int array = 0; array < 4; ++array) {
     std::memcpy(&n, bytes.data() + at, 4);
-    at += 4 + 8 * static_cast<size_t>(n);
+    if (array == 2) pairs = at + 4;
+    at += 4 + widths[array] * n;
   }
   std::memcpy(&n, bytes.data() + at, 4);
   REQUIRE(n == 2);  // the claim count
@@ -457,6 +461,21 @@ TEST_CASE(
   CHECK_FALSE(restore(bad, &restored));
   bad.replace(count, 2, "\xfe\x01");  // 254: well formed
   CHECK(restore(bad, &restored));
+
+  // The bigrams (zorbly zorbly, zorbly quaxon, quaxon flimp, different claim,
+  // claim entirely): an id given twice, or a second word past the words, is
+  // refused.
+  uint32_t bigram_count = 0;
+  std::memcpy(&bigram_count, bytes.data() + pairs - 4, 4);
+  REQUIRE(bigram_count == 5);
+  std::string twice = bytes;
+  std::memcpy(&twice[pairs + 12], bytes.data() + pairs + 4,
+              4);  // pair 1's id := pair 0's
+  CHECK_FALSE(restore(twice, &restored));
+  std::string past = bytes;
+  const uint32_t far = 1000;
+  std::memcpy(&past[pairs], &far, 4);  // pair 0's second word
+  CHECK_FALSE(restore(past, &restored));
 }
 
 TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash",

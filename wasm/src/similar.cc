@@ -1,10 +1,11 @@
 // Copyright factlens authors.
 //
-// Layout: one dictionary per kind of term (stems, word bigrams, character 4-grams;
-// open-addressing maps from 64-bit keys to dense ids), with a Bloom filter in front
-// of the bigram dictionary; postings per field in one array each; one idf table by
-// document frequency; per claim its (term, frequency) lists per field and its words
-// in one run; and per claim one 32-byte DocState, what the postings walk touches.
+// Layout: one dictionary per kind of term (stems and character 4-grams in
+// open-addressing maps from 64-bit keys to dense ids; word bigrams by first word,
+// BigramDictionary, with a Bloom filter in front); postings per field in one array
+// each; one idf table by document frequency; every claim's (term, frequency) lists
+// per field in one array (4 bytes a term, IdCount) and its words in one run; and
+// per claim one 32-byte DocState, what the postings walk touches.
 // Search
 //  1. looks up each word of the post in a cache of the words already seen (their
 //     stems and grams: posts repeat words), every word's key first;
@@ -372,6 +373,84 @@ class IdMap64 {
   size_t mask_ = 0;
 };
 
+// Word bigrams by their first word, each with its id: the bigrams of word w are
+// pairs_[begin_[w], begin_[w + 1]), by second word, so a lookup is a binary search
+// in the first word's few (after the Bloom filter, Impl::FindBigram). In an IdMap64
+// they took 12-byte slots at most three quarters full (3.1 MB at 100k rules), each
+// a random first write on restore; here 8 bytes a bigram, read as they are stored.
+class BigramDictionary {
+ public:
+  // From `keys` (the BigramKey of each bigram, by id), of words below `word_count`.
+  void Set(const std::vector<uint64_t>& keys, size_t word_count) {
+    begin_.assign(word_count + 1, 0);
+    for (uint64_t key : keys) ++begin_[(key >> 32) + 1];
+    for (size_t w = 0; w < word_count; ++w) begin_[w + 1] += begin_[w];
+    pairs_.resize(keys.size());
+    std::vector<uint32_t> fill(begin_.begin(), begin_.end() - 1);
+    for (uint32_t id = 0; id < keys.size(); ++id)
+      pairs_[fill[keys[id] >> 32]++] = {static_cast<uint32_t>(keys[id]), id};
+    for (size_t w = 0; w < word_count; ++w) {
+      std::sort(pairs_.begin() + begin_[w], pairs_.begin() + begin_[w + 1],
+                [](const Pair& a, const Pair& b) { return a.second < b.second; });
+    }
+  }
+  // Returns the id of the bigram `key` (BigramKey), or kNone.
+  uint32_t Find(uint64_t key) const {
+    const uint64_t first = key >> 32;
+    if (first + 1 >= begin_.size()) return kNone;
+    const uint32_t second = static_cast<uint32_t>(key);
+    const Pair* end = pairs_.data() + begin_[first + 1];
+    const Pair* at =
+        std::lower_bound(pairs_.data() + begin_[first], end, second,
+                         [](const Pair& p, uint32_t s) { return p.second < s; });
+    return at != end && at->second == second ? at->id : kNone;
+  }
+  size_t size() const { return pairs_.size(); }
+  // Calls f(BigramKey) for each bigram.
+  template <typename F>
+  void ForEachKey(F&& f) const {
+    for (uint32_t w = 0; w + 1 < begin_.size(); ++w) {
+      for (uint32_t i = begin_[w]; i < begin_[w + 1]; ++i)
+        f(BigramKey(w, pairs_[i].second));
+    }
+  }
+  void Serialize(ByteWriter* w) const {
+    w->Vec(begin_);
+    w->Vec(pairs_);
+  }
+  // Reads what Serialize wrote for words below `word_count`, checking that every
+  // word's run is in range and its second words ascending and below `word_count`,
+  // and that the ids are those below size(), each once.
+  bool Deserialize(ByteReader* r, size_t word_count) {
+    if (!r->Vec(&begin_) || !r->Vec(&pairs_)) return false;
+    if (begin_.size() != word_count + 1 || begin_[0] != 0 ||
+        begin_.back() != pairs_.size() || pairs_.size() > kMaxIds) {
+      return r->Fail();
+    }
+    std::vector<uint64_t> seen(pairs_.size() / 64 + 1, 0);
+    for (size_t w = 0; w < word_count; ++w) {
+      if (begin_[w] > begin_[w + 1]) return r->Fail();
+      for (uint32_t i = begin_[w]; i < begin_[w + 1]; ++i) {
+        const Pair& p = pairs_[i];
+        if (p.second >= word_count ||
+            (i > begin_[w] && p.second <= pairs_[i - 1].second) ||
+            p.id >= pairs_.size() || (seen[p.id / 64] >> (p.id % 64) & 1)) {
+          return r->Fail();
+        }
+        seen[p.id / 64] |= uint64_t{1} << (p.id % 64);
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Pair {
+    uint32_t second, id;
+  };
+  std::vector<uint32_t> begin_{0};
+  std::vector<Pair> pairs_;
+};
+
 // Postings of one field in one array: the postings of term t are
 // items[begin[t], begin[t + 1]), by document.
 struct PostingLists {
@@ -458,7 +537,8 @@ struct SimilarIndex::Impl {
   Stemmers stem_envs;
 
   // Stems (by HashBytes of the stem), word bigrams and character grams.
-  IdMap64 words, bigrams, chars;
+  IdMap64 words, chars;
+  BigramDictionary bigrams;
   // A Bloom filter over the bigrams' keys, one hash, kBigramFilterBits bits per
   // bigram (about 6% false positives). Most of a post's word pairs are in no
   // claim; the filter (a few hundred KB at 10k rules, in cache) says so without a
@@ -693,6 +773,7 @@ struct SimilarIndex::Impl {
   };
   struct BuildScratch {
     IdMap64 word_index;  // HashBytes of the word and language -> index into word_terms
+    IdMap64 bigram_ids;  // BigramKey -> the bigram's id (then Impl::bigrams)
     std::vector<WordTerms> word_terms;
     std::vector<uint32_t> gram_ids;
     std::vector<uint64_t> gram_keys;
@@ -927,6 +1008,7 @@ std::unique_ptr<SimilarIndex> SimilarIndex::Build(const std::vector<SimilarDoc>&
   const size_t indexed = std::min<size_t>(docs.size(), kMaxIds);
   for (uint32_t d = 0; d < indexed; ++d) x.AddDoc(docs[d], doc_stemmer[d], &scratch);
   x.doc_terms.shrink_to_fit();
+  x.bigrams.Set(scratch.bigram_ids.Keys(), x.words.size());
   x.BuildPostings();
   x.SortGramsByPostings();
   x.Finish();
@@ -985,7 +1067,8 @@ const SimilarIndex::Impl::WordTerms& SimilarIndex::Impl::TermsOf(std::string_vie
       ids.push_back(terms.id);
       field_ids[kClaimField].push_back(terms.id);
       if (options.word_bigrams && previous != kNone) {
-        const uint32_t bigram = bigrams.AddBelow(BigramKey(previous, terms.id), kMaxIds);
+        const uint32_t bigram =
+            b->bigram_ids.AddBelow(BigramKey(previous, terms.id), kMaxIds);
         if (bigram != kNone) field_ids[kBigramField].push_back(bigram);
       }
       previous = terms.id;
@@ -1295,7 +1378,8 @@ void SimilarIndex::Impl::Finish() {
     --x.bigram_filter_shift;
   }
   x.bigram_filter.assign(filter_bits / 64, 0);
-  for (uint64_t key : x.bigrams.Keys()) Mark(&x.bigram_filter, x.BigramFilterBit(key));
+  x.bigrams.ForEachKey(
+      [&](uint64_t key) { Mark(&x.bigram_filter, x.BigramFilterBit(key)); });
   x.char_present.assign(x.chars.size() / 64 + 1, 0);
   x.char_qtf.assign(x.chars.size(), 0);
   x.char_weight.assign(x.chars.size(), 0);
@@ -1354,7 +1438,7 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
   w->U32(static_cast<uint32_t>(x.stemmers.size()));
   for (int s : x.stemmers) w->U8(static_cast<uint8_t>(s));
   w->Vec(x.words.Keys());
-  w->Vec(x.bigrams.Keys());
+  x.bigrams.Serialize(w);
   w->Vec(x.chars.Keys());
   w->U32(static_cast<uint32_t>(x.docs.size()));
   // The totals of the claims' terms and words: a restore makes their arrays once,
@@ -1405,13 +1489,15 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
     x.stemmers.push_back(s);
   }
   x.stop_words = StopWordsFor(x.stemmers);
-  for (IdMap64* map : {&x.words, &x.bigrams, &x.chars}) {
+  for (IdMap64* map : {&x.words, &x.chars}) {
     std::vector<uint64_t> keys;
     if (!r->Vec(&keys) || keys.size() > kMaxIds) return r->Fail();
     map->Reserve(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       if (map->Add(keys[i]) != i) return r->Fail();  // a repeated key
     }
+    // (The bigrams, of word pairs, come between the words and the grams.)
+    if (map == &x.words && !x.bigrams.Deserialize(r, x.words.size())) return false;
   }
   const size_t field_terms[kFieldCount] = {x.words.size(), x.words.size(),
                                            x.bigrams.size(), x.chars.size()};
