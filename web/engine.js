@@ -315,7 +315,8 @@ class Engine {
 
   /**
    * Returns the wasm module's heap figures: `bytesInUse` (allocated and not yet
-   * freed, from malloc's own accounting) and `heapSize` (the wasm memory). The
+   * freed, from malloc's own accounting), `heapReserved` (what malloc has taken
+   * from the wasm memory, in use or free) and `heapSize` (the wasm memory). The
    * module, and so the heap, is shared by every engine created from the same wasm
    * URL; works after dispose() too.
    */

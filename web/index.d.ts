@@ -137,7 +137,15 @@ export interface Policy {
 export interface MemoryStats {
   /** Bytes allocated by the engine and not yet freed (malloc's own accounting). */
   bytesInUse: number;
-  /** Size of the wasm memory in bytes (grows, never shrinks). */
+  /**
+   * Bytes malloc has taken from the wasm memory, in use or free for its reuse
+   * (`heapReserved - bytesInUse`: what the heap's peak left free).
+   */
+  heapReserved: number;
+  /**
+   * Size of the wasm memory in bytes (grows, never shrinks): the heap, the module's
+   * stack and data, and memory not yet taken.
+   */
   heapSize: number;
 }
 

@@ -306,11 +306,14 @@ class EngineBinding {
 };
 
 // Returns the module's heap figures as JSON: bytes malloc has handed out and not
-// got back (dlmalloc's mallinfo), and the size of the wasm memory. The memory test
-// and embedders use it to see that dispose() and list reloads give memory back.
+// got back, bytes malloc has taken from the wasm memory in all (in use, or free
+// for its reuse: dlmalloc's mallinfo), and the size of the wasm memory (the rest is
+// the module's stack and data, and memory not yet taken). The memory test and
+// embedders use it to see that dispose() and list reloads give memory back.
 std::string MemoryStats() {
   struct mallinfo info = mallinfo();
   return json({{"bytesInUse", static_cast<uint64_t>(info.uordblks)},
+               {"heapReserved", static_cast<uint64_t>(info.arena)},
                {"heapSize", static_cast<uint64_t>(emscripten_get_heap_size())}})
       .dump();
 }
