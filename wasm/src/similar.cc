@@ -799,6 +799,24 @@ struct SimilarIndex::Impl {
   void BuildPostings();
   // Derives idf, norms and scratch space from the documents and postings.
   void Finish();
+  // Finish's work for claim `d`: its field lengths (into doc_state, added to
+  // `totals`), and then (DocIdf) its idf sums and character-gram norm. Each its own
+  // function, called once per claim (not inlined into Finish's loops), as AddDoc:
+  // V8 optimises a wasm function only for its later calls (no on-stack
+  // replacement), so a restore's loop over 100k rules' claims ran unoptimised to
+  // its end.
+  void DocLengths(uint32_t d, double totals[kFieldCount]);
+  void DocIdf(Doc* doc);
+  // Deserialize's reading of one claim into *doc (its terms to doc_terms, its
+  // words to doc_words), with fields of `field_terms` terms, rules below
+  // `rule_count`; false if malformed. Its own function, called once per claim,
+  // for the reason DocLengths is.
+  struct DocScratch {
+    std::vector<std::vector<uint32_t>> phrasings;
+    std::vector<TermFreq> ids;
+  };
+  bool ReadDoc(ByteReader* r, size_t rule_count, const size_t field_terms[kFieldCount],
+               Doc* doc, DocScratch* scratch);
 
   // A word's key in the cache and its first 8 bytes (KeyOf).
   struct WordKey {
@@ -1318,19 +1336,50 @@ void SimilarIndex::Impl::BuildGate() {
   g.count.assign(docs.size(), 0);
 }
 
+[[gnu::noinline]] void SimilarIndex::Impl::DocLengths(uint32_t d,
+                                                      double totals[kFieldCount]) {
+  for (int f = 0; f < kFieldCount; ++f) {
+    float& length = doc_state[d].norm[f];
+    for (const TermFreq& t : Terms(docs[d], f)) length += t.tf();
+    totals[f] += length;
+  }
+}
+
+[[gnu::noinline]] void SimilarIndex::Impl::DocIdf(Doc* d) {
+  Impl& x = *this;
+  Doc& doc = *d;
+  doc.claim_idf = doc.title_idf = 0;
+  for (const TermFreq& t : x.Terms(doc, kClaimField))
+    doc.claim_idf += x.Idf(kClaimField, t.id());
+  for (const TermFreq& t : x.Terms(doc, kTitleField))
+    doc.title_idf += x.Idf(kClaimField, t.id());
+  doc.phrasing_idf_begin = static_cast<uint32_t>(x.phrasing_idf.size());
+  const Impl::WordView words = x.Words(doc);
+  const uint32_t* id = words.phrasing_ids;
+  for (uint32_t p = 0; p < words.phrasing_count; ++p) {
+    double all = 0;
+    for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.Idf(kClaimField, *id++);
+    x.phrasing_idf.push_back(all);
+    doc.phrasing_idf_max = std::max(doc.phrasing_idf_max, all);
+  }
+  double norm = 0;
+  for (const TermFreq& t : x.Terms(doc, kCharField)) {
+    double w = t.tf() * x.Idf(kCharField, t.id());
+    norm += w * w;
+  }
+  doc.char_norm = std::sqrt(norm);
+}
+
 void SimilarIndex::Impl::Finish() {
   Impl& x = *this;
   x.doc_state.assign(x.docs.size(), {});
   for (uint32_t d = 0; d < x.docs.size(); ++d) x.doc_state[d].rule = x.docs[d].rule_index;
+  // Field lengths (tokens), then BM25's normalisation by the average length.
+  double totals[kFieldCount] = {0, 0, 0, 0};
+  for (uint32_t d = 0; d < x.docs.size(); ++d) x.DocLengths(d, totals);
   for (int f = 0; f < kFieldCount; ++f) {
-    // Field lengths (tokens), then BM25's normalisation by the average length.
-    double total = 0;
-    for (uint32_t d = 0; d < x.docs.size(); ++d) {
-      float& length = x.doc_state[d].norm[f];
-      for (const TermFreq& t : x.Terms(x.docs[d], f)) length += t.tf();
-      total += length;
-    }
-    const double average = x.docs.empty() || total == 0 ? 1 : total / x.docs.size();
+    const double average =
+        x.docs.empty() || totals[f] == 0 ? 1 : totals[f] / x.docs.size();
     for (DocState& d : x.doc_state)
       d.norm[f] = static_cast<float>(kK1 * (1 - kB + kB * d.norm[f] / average));
   }
@@ -1342,28 +1391,7 @@ void SimilarIndex::Impl::Finish() {
   size_t phrasings = 0;
   for (const Impl::Doc& doc : x.docs) phrasings += x.Words(doc).phrasing_count;
   x.phrasing_idf.reserve(phrasings);
-  for (Impl::Doc& doc : x.docs) {
-    doc.claim_idf = doc.title_idf = 0;
-    for (const TermFreq& t : x.Terms(doc, kClaimField))
-      doc.claim_idf += x.Idf(kClaimField, t.id());
-    for (const TermFreq& t : x.Terms(doc, kTitleField))
-      doc.title_idf += x.Idf(kClaimField, t.id());
-    doc.phrasing_idf_begin = static_cast<uint32_t>(x.phrasing_idf.size());
-    const Impl::WordView words = x.Words(doc);
-    const uint32_t* id = words.phrasing_ids;
-    for (uint32_t p = 0; p < words.phrasing_count; ++p) {
-      double all = 0;
-      for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.Idf(kClaimField, *id++);
-      x.phrasing_idf.push_back(all);
-      doc.phrasing_idf_max = std::max(doc.phrasing_idf_max, all);
-    }
-    double norm = 0;
-    for (const TermFreq& t : x.Terms(doc, kCharField)) {
-      double w = t.tf() * x.Idf(kCharField, t.id());
-      norm += w * w;
-    }
-    doc.char_norm = std::sqrt(norm);
-  }
+  for (Impl::Doc& doc : x.docs) x.DocIdf(&doc);
   // Pushed one by one on a load from text, they may hold twice their size (100k
   // rules: megabytes); a restore reserved their size.
   x.doc_words.shrink_to_fit();
@@ -1467,6 +1495,45 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
   }
 }
 
+namespace {
+
+// Returns true if each of the `n` postings at `p` names a claim below `docs` and
+// has a count.
+[[gnu::noinline]] bool PostingsValid(const Posting* p, size_t n, uint32_t docs) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i].id() >= docs || p[i].count() == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+[[gnu::noinline]] bool SimilarIndex::Impl::ReadDoc(ByteReader* r, size_t rule_count,
+                                                   const size_t field_terms[kFieldCount],
+                                                   Doc* doc, DocScratch* scratch) {
+  doc->rule_index = r->U32();
+  doc->stemmer = r->U8();
+  const uint32_t phrasings = r->U32();
+  if (!r->ok() || doc->rule_index >= rule_count || doc->stemmer >= kStemmerCount ||
+      phrasings > 4096) {
+    return false;
+  }
+  scratch->phrasings.resize(phrasings);
+  for (auto& p : scratch->phrasings) {
+    scratch->ids.clear();
+    p.clear();
+    if (!ReadTerms(r, static_cast<uint32_t>(words.size()), &scratch->ids)) return false;
+    for (const TermFreq& t : scratch->ids) p.push_back(t.id());
+  }
+  for (int f = 0; f < kFieldCount; ++f) {
+    doc->terms_begin[f] = static_cast<uint32_t>(doc_terms.size());
+    if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &doc_terms)) return false;
+  }
+  doc->terms_begin[kFieldCount] = static_cast<uint32_t>(doc_terms.size());
+  AddWords(doc, scratch->phrasings);
+  return true;
+}
+
 bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
                                size_t rule_count, std::unique_ptr<SimilarIndex>* out) {
   out->reset();
@@ -1512,30 +1579,9 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   x.docs.resize(doc_count);
   x.doc_terms.reserve(term_total);
   x.doc_words.reserve(word_total);
-  std::vector<std::vector<uint32_t>> doc_phrasings;
-  std::vector<TermFreq> ids;
+  Impl::DocScratch scratch;
   for (Impl::Doc& doc : x.docs) {
-    doc.rule_index = r->U32();
-    doc.stemmer = r->U8();
-    const uint32_t phrasings = r->U32();
-    if (!r->ok() || doc.rule_index >= rule_count || doc.stemmer >= kStemmerCount ||
-        phrasings > 4096) {
-      return r->Fail();
-    }
-    doc_phrasings.resize(phrasings);
-    for (auto& p : doc_phrasings) {
-      ids.clear();
-      p.clear();
-      if (!ReadTerms(r, static_cast<uint32_t>(x.words.size()), &ids)) return false;
-      for (const TermFreq& t : ids) p.push_back(t.id());
-    }
-    for (int f = 0; f < kFieldCount; ++f) {
-      doc.terms_begin[f] = static_cast<uint32_t>(x.doc_terms.size());
-      if (!ReadTerms(r, static_cast<uint32_t>(field_terms[f]), &x.doc_terms))
-        return false;
-    }
-    doc.terms_begin[kFieldCount] = static_cast<uint32_t>(x.doc_terms.size());
-    x.AddWords(&doc, doc_phrasings);
+    if (!x.ReadDoc(r, rule_count, field_terms, &doc, &scratch)) return r->Fail();
   }
   if (x.doc_terms.size() != term_total || x.doc_words.size() != word_total)
     return r->Fail();
@@ -1552,8 +1598,13 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
     for (size_t t = 0; t + 1 < p.begin.size(); ++t) {
       if (p.begin[t] > p.begin[t + 1]) return r->Fail();
     }
-    for (const Posting& posting : p.items) {
-      if (posting.id() >= doc_count || posting.count() == 0) return r->Fail();
+    // (In runs, each a call: see ReadDoc.)
+    constexpr size_t kRun = 1 << 14;
+    for (size_t at = 0; at < p.items.size(); at += kRun) {
+      if (!PostingsValid(p.items.data() + at, std::min(kRun, p.items.size() - at),
+                         doc_count)) {
+        return r->Fail();
+      }
     }
   }
   if (!same_options) return true;  // valid, but for other options: the caller rebuilds
