@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -697,37 +698,54 @@ std::string_view UrlOrigin(std::string_view url) {
 
 }  // namespace
 
-// Shared strings by value while a list is compiled: each string's index in
-// `strings` (CompiledList::shared_strings_), added on first sight.
+// The shared strings of a list being compiled: each string's index in `strings`
+// (CompiledList::shared_strings_), added on first sight, and each rule's
+// (RecordSize gives them, in rule order; EncodeRecord reads them).
 class SharedStringIds {
  public:
+  // Per rule: its review URL's origin, its publisher, its date.
+  static constexpr int kPerRule = 3;
   explicit SharedStringIds(std::vector<std::string>* strings) : strings_(strings) {}
   uint32_t Id(std::string_view s) {
-    auto [it, added] =
-        ids_.try_emplace(std::string(s), static_cast<uint32_t>(strings_->size()));
-    if (added) strings_->push_back(std::string(s));
-    return it->second;
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    // (Keys view strings of their own in a deque, which never moves them: a
+    // lookup builds no string, and 10k rules made 60k of them.)
+    keys_.emplace_back(s);
+    const uint32_t id = static_cast<uint32_t>(strings_->size());
+    strings_->push_back(std::string(s));
+    ids_.emplace(keys_.back(), id);
+    return id;
   }
+  // Gives the rule after the last one its ids; returns them.
+  const uint32_t* AddRule(std::string_view origin, std::string_view publisher,
+                          std::string_view date) {
+    for (std::string_view s : {origin, publisher, date}) rule_ids_.push_back(Id(s));
+    return RuleIds(rule_ids_.size() / kPerRule - 1);
+  }
+  const uint32_t* RuleIds(size_t rule) const { return &rule_ids_[rule * kPerRule]; }
 
  private:
   std::vector<std::string>* strings_;
-  std::unordered_map<std::string, uint32_t> ids_;
+  std::deque<std::string> keys_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<uint32_t> rule_ids_;
 };
 
 namespace {
 
 // Returns the size of rule's record (EncodeRecord), giving its shared strings
-// their ids.
+// their ids (the rules in order, each once).
 size_t RecordSize(const Rule& rule, SharedStringIds* shared) {
   size_t n = 2;
   for (const std::string* s : {&rule.id, &rule.claim, &rule.review.title}) {
     n += Var32Size(s->size()) + s->size();
   }
   const std::string_view origin = UrlOrigin(rule.review.url);
-  n += Var32Size(shared->Id(origin)) + Var32Size(rule.review.url.size() - origin.size()) +
+  const uint32_t* ids = shared->AddRule(origin, rule.review.publisher, rule.review.date);
+  n += Var32Size(ids[0]) + Var32Size(rule.review.url.size() - origin.size()) +
        rule.review.url.size() - origin.size();
-  n += Var32Size(shared->Id(rule.review.publisher)) +
-       Var32Size(shared->Id(rule.review.date));
+  n += Var32Size(ids[1]) + Var32Size(ids[2]);
   for (const auto* v :
        {&rule.regions, &rule.languages, &rule.patterns, &rule.similar, &rule.urls}) {
     n += StrsSize(*v);
@@ -740,7 +758,8 @@ size_t RecordSize(const Rule& rule, SharedStringIds* shared) {
   return n;
 }
 
-void EncodeRecord(const Rule& rule, SharedStringIds* shared, ByteWriter* w) {
+// Writes rule's record, its shared strings named by `shared_ids` (RecordSize's).
+void EncodeRecord(const Rule& rule, const uint32_t* shared_ids, ByteWriter* w) {
   PutStr(w, rule.id);
   PutStr(w, rule.claim);
   w->U8(static_cast<uint8_t>(rule.rating));
@@ -751,11 +770,11 @@ void EncodeRecord(const Rule& rule, SharedStringIds* shared, ByteWriter* w) {
   PutStrs(w, rule.similar);
   PutStrs(w, rule.urls);
   const std::string_view origin = UrlOrigin(rule.review.url);
-  w->Var32(shared->Id(origin));
+  w->Var32(shared_ids[0]);
   PutStr(w, std::string_view(rule.review.url).substr(origin.size()));
   PutStr(w, rule.review.title);
-  w->Var32(shared->Id(rule.review.publisher));
-  w->Var32(shared->Id(rule.review.date));
+  w->Var32(shared_ids[1]);
+  w->Var32(shared_ids[2]);
   // Keyword sets as written: stance detection reads their terms.
   w->Var32(static_cast<uint32_t>(rule.keywords.size()));
   for (const KeywordSet& k : rule.keywords) {
@@ -1580,7 +1599,7 @@ std::vector<SimilarHit> CompiledList::Search(
 [[gnu::noinline]] void CompiledList::AddRule(const Rule& rule, SharedStringIds* shared) {
   ByteWriter w;
   w.bytes().swap(rule_records_);
-  EncodeRecord(rule, shared, &w);
+  EncodeRecord(rule, shared->RuleIds(rule_count()), &w);
   w.bytes().swap(rule_records_);
   rule_offsets_.push_back(static_cast<uint32_t>(rule_records_.size()));
 }
