@@ -165,6 +165,7 @@ TEST_CASE("binary: a streaming ByteReader reads what a plain one reads, at any w
     w.Vec(std::vector<uint32_t>(rng() % 90, static_cast<uint32_t>(i)));
     w.F64(i / 7.0);
     w.Str(s);  // read back as a View
+    w.Append(s);  // read back by AppendTo
   }
   const std::string bytes = w.bytes();
   // Reads everything back and returns it as text, with every check's answer.
@@ -183,6 +184,8 @@ TEST_CASE("binary: a streaming ByteReader reads what a plain one reads, at any w
       out += std::to_string(r.F64()) + ",";
       std::string_view view;
       out += r.StrView(&view) ? std::string(view) : "!";
+      std::string appended = "<";  // AppendTo keeps what was there
+      out += r.AppendTo(&appended, strings[i].size()) ? appended : "!";
       out += ";";
     }
     return out + (r.ok() && r.at_end() ? "at the end" : "failed");

@@ -1325,8 +1325,8 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (!in.ok() || n > in.remaining()) return bad("RULE", "bad rule count");
     if (!in.Strs(&compiled->shared_strings_)) return bad("RULE", "malformed");
     std::string& records = compiled->rule_records_;
-    records.resize(in.remaining());
-    if (!in.Bytes(records.data(), records.size())) return bad("RULE", "truncated");
+    records.reserve(in.remaining());
+    if (!in.AppendTo(&records, in.remaining())) return bad("RULE", "truncated");
     ByteReader r(records);
     std::vector<uint32_t>& offsets = compiled->rule_offsets_;
     offsets.reserve(n + 1);

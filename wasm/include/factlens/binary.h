@@ -239,6 +239,24 @@ class ByteReader {
     pos_ += n;
     return true;
   }
+  // Appends the next `n` bytes to *s, a window at a time: s->reserve, then this,
+  // writes each byte once, where resize then Bytes wrote each twice (a memset first:
+  // 20 MB of rule records at 100k rules, in a function V8 had not yet optimised).
+  bool AppendTo(std::string* s, size_t n) {
+    if (!ok_ || n > size_ - pos_) return Fail();
+    while (n > 0) {
+      size_t here = base_ + in_.size() - pos_;
+      if (here == 0) {
+        if (!Bring(1)) return false;
+        here = in_.size();
+      }
+      const size_t take = n < here ? n : here;
+      s->append(in_.data() + (pos_ - base_), take);
+      n -= take;
+      pos_ += take;
+    }
+    return true;
+  }
   // Reads the next `n` bytes into `p`.
   bool Bytes(void* p, size_t n) {
     Raw(p, n);
