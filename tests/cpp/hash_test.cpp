@@ -164,7 +164,7 @@ TEST_CASE("binary: a streaming ByteReader reads what a plain one reads, at any w
     w.Str(s);
     w.Vec(std::vector<uint32_t>(rng() % 90, static_cast<uint32_t>(i)));
     w.F64(i / 7.0);
-    w.Str(s);  // read back as a View
+    w.Str(s);     // read back as a View
     w.Append(s);  // read back by AppendTo
   }
   const std::string bytes = w.bytes();
