@@ -624,6 +624,17 @@ struct PartReader {
 
 // Returns `form` with its checksum made right again, so a change to its body gets
 // past the checksum to the sections' own checks.
+// Loads the list text `list` into *engine (unsigned allowed, as `options` is made)
+// and returns its compiled form.
+std::string CompiledForm(const std::string& list, Engine* engine, LoadOptions* options) {
+  options->allow_unsigned = true;
+  LoadedListInfo info;
+  REQUIRE(engine->LoadList(list, *options, &info).ok());
+  std::string blob;
+  REQUIRE(engine->ExportCompiled(info.info.id, &blob).ok());
+  return blob;
+}
+
 std::string WithChecksum(std::string form) {
   const uint64_t sum = Checksum64(std::string_view(form).substr(0, form.size() - 8));
   std::memcpy(&form[form.size() - 8], &sum, 8);
@@ -765,11 +776,7 @@ TEST_CASE("engine: a compiled keyword word holding a space is refused", "[prefil
       "]");
   Engine engine;
   LoadOptions options;
-  options.allow_unsigned = true;
-  LoadedListInfo info;
-  REQUIRE(engine.LoadList(list, options, &info).ok());
-  std::string blob;
-  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  const std::string blob = CompiledForm(list, &engine, &options);
   // The KEYW section, from the section table (tag, length, bytes).
   size_t at = 12, keyw = 0, keyw_size = 0;
   uint32_t count = 0;
@@ -796,11 +803,7 @@ TEST_CASE("engine: a compiled keyword word holding a space is refused", "[prefil
   // a restore reserves, must be the terms' own.
   for (size_t total : {keyw + 4, keyw + 8}) {
     for (int delta : {-1, 1}) {
-      std::string wrong = blob;
-      uint32_t v = 0;
-      std::memcpy(&v, wrong.data() + total, 4);
-      v += delta;
-      std::memcpy(&wrong[total], &v, 4);
+      const std::string wrong = testing::WithU32Added(blob, total, delta);
       Status t = refusing.LoadCompiled(WithChecksum(wrong), options, nullptr);
       CHECK(t.kind() == ErrorKind::kFormat);
       CHECK_THAT(t.message(), Catch::Contains("section KEYW: malformed"));
@@ -836,15 +839,12 @@ TEST_CASE(
       "]");
   Engine engine;
   LoadOptions options;
-  options.allow_unsigned = true;
-  LoadedListInfo info;
-  REQUIRE(engine.LoadList(list, options, &info).ok());
-  std::string blob;
-  REQUIRE(engine.ExportCompiled(info.info.id, &blob).ok());
+  const std::string blob = CompiledForm(list, &engine, &options);
   Engine restored;
   REQUIRE(restored.LoadCompiled(blob, options, nullptr).ok());
-  const CompiledList* from_text = engine.Compiled(info.info.id);
-  const CompiledList* from_blob = restored.Compiled(info.info.id);
+  const std::string id = engine.Lists().at(0).info.id;
+  const CompiledList* from_text = engine.Compiled(id);
+  const CompiledList* from_blob = restored.Compiled(id);
   REQUIRE(from_blob != nullptr);
   REQUIRE(from_blob->rule_count() == 3);
   const char* reviews[] = {"https://r.example/x/1", "https://r.example/y?q=2",

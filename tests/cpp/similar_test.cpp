@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace factlens {
 namespace {
 
@@ -444,14 +446,8 @@ TEST_CASE(
   REQUIRE(n == 2);  // the claim count
   const size_t term_total = at + 4, word_total = at + 8;
   for (size_t field : {term_total, word_total}) {
-    for (int delta : {-1, 1}) {
-      std::string bad = bytes;
-      uint32_t v = 0;
-      std::memcpy(&v, bad.data() + field, 4);
-      v += delta;
-      std::memcpy(&bad[field], &v, 4);
-      CHECK_FALSE(restore(bad, &restored));
-    }
+    for (int delta : {-1, 1})
+      CHECK_FALSE(restore(testing::WithU32Added(bytes, field, delta), &restored));
   }
   // The count 255 of "zorbly" in the claim field (a Var32: ff 01) made 256 (80 02).
   const size_t count = bytes.find("\xff\x01", word_total + 4);

@@ -2,6 +2,8 @@
 #ifndef FACTLENS_TESTS_TEST_UTIL_H_
 #define FACTLENS_TESTS_TEST_UTIL_H_
 
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -20,6 +22,16 @@ inline std::string ReadSource(const std::string& relative) {
 
 inline nlohmann::json ReadJson(const std::string& relative) {
   return nlohmann::json::parse(ReadSource(relative), nullptr, false);
+}
+
+// Returns `bytes` with the little-endian uint32 at `at` changed by `delta` (a count
+// or total of a compiled form made wrong).
+inline std::string WithU32Added(std::string bytes, size_t at, int delta) {
+  uint32_t v = 0;
+  std::memcpy(&v, bytes.data() + at, 4);
+  v += static_cast<uint32_t>(delta);
+  std::memcpy(&bytes[at], &v, 4);
+  return bytes;
 }
 
 // Returns a valid list text whose rules array is `rules_json` (a JSON array text).
