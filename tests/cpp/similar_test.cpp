@@ -435,10 +435,12 @@ TEST_CASE(
   uint32_t n = 0;
   std::memcpy(&n, bytes.data() + at, 4);
   at += 4 + n;
-  size_t pairs = 0;  // where the bigrams' (second word, id) pairs are
+  size_t pairs = 0;   // where the bigrams' (second word, id) pairs are
+  size_t begins = 0;  // and their runs' bounds, by first word
   const size_t widths[] = {8, 4, 8, 8};
   for (int array = 0; array < 4; ++array) {
     std::memcpy(&n, bytes.data() + at, 4);
+    if (array == 1) begins = at + 4;
     if (array == 2) pairs = at + 4;
     at += 4 + widths[array] * n;
   }
@@ -472,6 +474,11 @@ TEST_CASE(
   const uint32_t far = 1000;
   std::memcpy(&past[pairs], &far, 4);  // pair 0's second word
   CHECK_FALSE(restore(past, &restored));
+  // A run's bound past the pairs, before runs that end within them, is refused
+  // before any run is read (the sanitizer build found this one read past them).
+  std::string beyond = bytes;
+  std::memcpy(&beyond[begins + 4], &far, 4);  // the first word's run ends at 1000
+  CHECK_FALSE(restore(beyond, &restored));
 }
 
 TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash",

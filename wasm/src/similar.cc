@@ -428,9 +428,12 @@ class BigramDictionary {
         begin_.back() != pairs_.size() || pairs_.size() > kMaxIds) {
       return r->Fail();
     }
-    std::vector<uint64_t> seen(pairs_.size() / 64 + 1, 0);
+    // (Every run's bounds first: a run may only be read once all are in range.)
     for (size_t w = 0; w < word_count; ++w) {
       if (begin_[w] > begin_[w + 1]) return r->Fail();
+    }
+    std::vector<uint64_t> seen(pairs_.size() / 64 + 1, 0);
+    for (size_t w = 0; w < word_count; ++w) {
       for (uint32_t i = begin_[w]; i < begin_[w + 1]; ++i) {
         const Pair& p = pairs_[i];
         if (p.second >= word_count ||
