@@ -374,6 +374,17 @@ class IdMap64 {
   size_t mask_ = 0;
 };
 
+// Bitsets by term id (a bit per term).
+inline bool Marked(const std::vector<uint64_t>& bits, uint32_t id) {
+  return (bits[id >> 6] >> (id & 63)) & 1;
+}
+inline void Mark(std::vector<uint64_t>* bits, uint32_t id) {
+  (*bits)[id >> 6] |= uint64_t{1} << (id & 63);
+}
+inline void Unmark(std::vector<uint64_t>* bits, uint32_t id) {
+  (*bits)[id >> 6] &= ~(uint64_t{1} << (id & 63));
+}
+
 // Word bigrams by their first word, each with its id: the bigrams of word w are
 // pairs_[begin_[w], begin_[w + 1]), by second word, so a lookup is a binary search
 // in the first word's few (after the Bloom filter, Impl::FindBigram). In an IdMap64
@@ -438,10 +449,10 @@ class BigramDictionary {
         const Pair& p = pairs_[i];
         if (p.second >= word_count ||
             (i > begin_[w] && p.second <= pairs_[i - 1].second) ||
-            p.id >= pairs_.size() || (seen[p.id / 64] >> (p.id % 64) & 1)) {
+            p.id >= pairs_.size() || Marked(seen, p.id)) {
           return r->Fail();
         }
-        seen[p.id / 64] |= uint64_t{1} << (p.id % 64);
+        Mark(&seen, p.id);
       }
     }
     return true;
@@ -490,17 +501,6 @@ std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
     }
   }
   return out;
-}
-
-// Bitsets by term id (a bit per term).
-inline bool Marked(const std::vector<uint64_t>& bits, uint32_t id) {
-  return (bits[id >> 6] >> (id & 63)) & 1;
-}
-inline void Mark(std::vector<uint64_t>* bits, uint32_t id) {
-  (*bits)[id >> 6] |= uint64_t{1} << (id & 63);
-}
-inline void Unmark(std::vector<uint64_t>* bits, uint32_t id) {
-  (*bits)[id >> 6] &= ~(uint64_t{1} << (id & 63));
 }
 
 // Postings walked per post to find candidates, rarest terms first. A tweet's terms
@@ -1560,15 +1560,19 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
     x.stemmers.push_back(s);
   }
   x.stop_words = StopWordsFor(x.stemmers);
-  for (IdMap64* map : {&x.words, &x.chars}) {
+  // The dictionaries: the words' keys, the bigrams (of word pairs), the grams' keys.
+  auto read_keys = [r](IdMap64* map) {
     std::vector<uint64_t> keys;
     if (!r->Vec(&keys) || keys.size() > kMaxIds) return r->Fail();
     map->Reserve(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       if (map->Add(keys[i]) != i) return r->Fail();  // a repeated key
     }
-    // (The bigrams, of word pairs, come between the words and the grams.)
-    if (map == &x.words && !x.bigrams.Deserialize(r, x.words.size())) return false;
+    return true;
+  };
+  if (!read_keys(&x.words) || !x.bigrams.Deserialize(r, x.words.size()) ||
+      !read_keys(&x.chars)) {
+    return false;
   }
   const size_t field_terms[kFieldCount] = {x.words.size(), x.words.size(),
                                            x.bigrams.size(), x.chars.size()};

@@ -244,18 +244,8 @@ class ByteReader {
   // 20 MB of rule records at 100k rules, in a function V8 had not yet optimised).
   bool AppendTo(std::string* s, size_t n) {
     if (!ok_ || n > size_ - pos_) return Fail();
-    while (n > 0) {
-      size_t here = base_ + in_.size() - pos_;
-      if (here == 0) {
-        if (!Bring(1)) return false;
-        here = in_.size();
-      }
-      const size_t take = n < here ? n : here;
-      s->append(in_.data() + (pos_ - base_), take);
-      n -= take;
-      pos_ += take;
-    }
-    return true;
+    ForEachPiece(n, [s](const char* piece, size_t size) { s->append(piece, size); });
+    return ok_;
   }
   // Reads the next `n` bytes into `p`.
   bool Bytes(void* p, size_t n) {
@@ -300,6 +290,15 @@ class ByteReader {
   // Raw across windows: what is left of this one, then the next ones. (Not
   // inlined: Raw's in-window path stays small enough to inline into every read.)
   [[gnu::noinline]] void RawStreaming(char* p, size_t n) {
+    ForEachPiece(n, [&p](const char* piece, size_t size) {
+      std::memcpy(p, piece, size);
+      p += size;
+    });
+  }
+  // Hands the next `n` bytes (n <= size_ - pos_) to sink(bytes, size) in pieces:
+  // what is left of this window, then the next windows.
+  template <typename Sink>
+  void ForEachPiece(size_t n, const Sink& sink) {
     while (n > 0) {
       size_t here = base_ + in_.size() - pos_;
       if (here == 0) {
@@ -307,8 +306,7 @@ class ByteReader {
         here = in_.size();
       }
       const size_t take = n < here ? n : here;
-      std::memcpy(p, in_.data() + (pos_ - base_), take);
-      p += take;
+      sink(in_.data() + (pos_ - base_), take);
       n -= take;
       pos_ += take;
     }
