@@ -88,6 +88,45 @@ test('loadList returns the list info', async () => {
   engine.dispose();
 });
 
+test('a list in any script reaches the engine byte for byte (encoded straight into wasm memory)', async () => {
+  // loadList encodes the text into a buffer of a byte per UTF-16 unit, then what did
+  // not fit into one of the exact size (utf8Size). The cases put non-ASCII only
+  // before that split, and after it (900 three-byte units in the first claims push
+  // the split back 1800 units, before the last claim) in every UTF-8 length, with a lone
+  // surrogate (TextEncoder writes U+FFFD). No trailing newline: a byte short would
+  // then drop the final '}', not a space.
+  const list = coreList.trimEnd();
+  const rawString = (s) => JSON.stringify(s).replace('\\ud800', '\uD800');
+  const name = 'Liste ü 日本 \u{1F600} \uD800 fin';
+  const padded = (text) => text.replace(/"claim": "(5G networks|The Holocaust|Birds)[^"]*/g,
+    (claim) => `${claim} ${'日本'.repeat(150)}`);
+  const claim = 'Die Corona-Impfung macht unfruchtbar. Grüße aus Köln, 日本 \u{1F9D0} \uD800';
+  const oldClaim = '"Die Corona-Impfung macht unfruchtbar."';
+  const lists = {
+    ascii: { text: list },
+    before: { text: list.replace('"Core test list"', rawString(name)), name },
+    after: {
+      text: padded(list).replace(oldClaim, rawString(claim)),
+      claim,
+    },
+    bom: { text: '\uFEFF' + list.replace('"Core test list"', rawString(name)), name },
+  };
+  const after = lists.after.text;
+  assert.ok(new TextEncoder().encode(after).length - after.length > after.length - after.indexOf('Grüße'));
+  for (const [label, c] of Object.entries(lists)) {
+    const engine = await createEngine();
+    const info = engine.loadList(c.text, { allowUnsigned: true });
+    assert.equal(info.ruleCount, 10, label);
+    assert.equal(info.name, (c.name ?? 'Core test list').replace('\uD800', '\uFFFD'), label);
+    const [found] = engine.search('Grüße aus Köln, die Corona-Impfung macht unfruchtbar', 1);
+    assert.equal(found.ruleId, 'impfung-unfruchtbar', label);
+    assert.equal(found.claim, (c.claim ?? JSON.parse(oldClaim)).replace('\uD800', '\uFFFD'), label);
+    assert.deepEqual(engine.check('Vaccines cause autism, they say').matches.map((m) => m.ruleId),
+      ['vaccines-autism'], label);
+    engine.dispose();
+  }
+});
+
 test('errors are FactlensError with a kind and a located message', async () => {
   const engine = await createEngine();
   throwsKind(() => engine.loadList(coreList), 'signature', 'allowUnsigned');

@@ -10,7 +10,9 @@
 #include <emscripten/val.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -124,26 +126,31 @@ class EngineBinding {
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
-  // Returns a view of a fresh buffer of `size` bytes in wasm memory, for the next
-  // LoadListInput. The JS wrapper writes the list's bytes straight into it (and at
-  // once: the view dies when memory grows), so a large list is copied into wasm
-  // memory once, not twice as Embind's string argument would; wasm memory never
-  // shrinks, so the peak is what stays.
-  emscripten::val InputBuffer(size_t size) {
+  // Returns a view of a buffer of `size` bytes in wasm memory, for the next
+  // LoadListInput, holding the first `keep` bytes of the one before. The JS wrapper
+  // encodes the list's text straight into it (and at once: the view dies when
+  // memory grows), so a large list is copied into wasm memory once, not encoded
+  // into a JavaScript buffer and then copied, and it keeps what it wrote when the
+  // text's UTF-8 outgrows its first guess of a byte per UTF-16 unit. Wasm memory
+  // never shrinks, so the buffer is sized to the text, never to a bound.
+  emscripten::val InputBuffer(size_t size, size_t keep) {
     // Not a std::string: resize() would zero-fill bytes the caller overwrites at
     // once (40 MB of memset for a 100k-rule list).
-    input_.reset();
-    input_size_ = 0;
-    input_.reset(new char[size > 0 ? size : 1]);
+    keep = std::min({keep, size, input_size_});
+    if (keep == 0) input_.reset();  // freed first: the two need not both fit
+    std::unique_ptr<char[]> buffer(new char[size > 0 ? size : 1]);
+    if (keep > 0) std::memcpy(buffer.get(), input_.get(), keep);
+    input_ = std::move(buffer);
     input_size_ = size;
     return emscripten::val(emscripten::typed_memory_view(
         input_size_, reinterpret_cast<unsigned char*>(input_.get())));
   }
-  // LoadList on the bytes InputBuffer received; frees them as soon as the load no
-  // longer reads them.
-  std::string LoadListInput(const std::string& options_json) {
+  // LoadList on the first `size` bytes InputBuffer received (no more than it
+  // holds); frees them as soon as the load no longer reads them.
+  std::string LoadListInput(size_t size, const std::string& options_json) {
+    const size_t held = TakeInputSize();
     std::unique_ptr<char[]> text = std::move(input_);
-    return LoadListBytes(std::string_view(text.get(), TakeInputSize()), options_json,
+    return LoadListBytes(std::string_view(text.get(), std::min(size, held)), options_json,
                          [&text] { text.reset(); });
   }
 
