@@ -55,6 +55,33 @@ TEST_CASE("list: a complete rule reads every field", "[list]") {
   CHECK(r.examples_match == std::vector<std::string>{"m"});
 }
 
+TEST_CASE("list: the rules come in a vector of their exact count", "[list]") {
+  // ParseList reserves for the "claim" keys it counts in the text, then shrinks:
+  // the count is exact for plain rules, and keys in x- fields only make it larger.
+  auto rules = [](int n, const std::string& extra) {
+    std::string json = "[";
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) json += ",";
+      json += RuleJson("r" + std::to_string(i), R"({"patterns":["a"]})", "false", "low",
+                       extra);
+    }
+    return ListWithRules(json + "]");
+  };
+  for (const std::string& extra :
+       {std::string(), std::string(R"(,"x-more":{"claim":"x","y":[{"claim":1}]})"),
+        std::string(R"(,"x-quoted":"a \"claim\" in a string")")}) {
+    RuleList list;
+    REQUIRE(Parse(rules(300, extra), &list).ok());
+    CHECK(list.rules.size() == 300);
+    CHECK(list.rules.capacity() == 300);
+    CHECK(list.rules[299].id == "r299");
+  }
+  // A list with no rules.
+  RuleList list;
+  REQUIRE(Parse(rules(0, ""), &list).ok());
+  CHECK(list.rules.empty());
+}
+
 TEST_CASE("list: valid fixture lists and the demo list are accepted", "[list]") {
   namespace fs = std::filesystem;
   int count = 0;

@@ -611,23 +611,26 @@ namespace {
 // Returns an index of the claims (each with its match.similar phrasings and its
 // fact-check title) of the `count` rules `rule(i)` for which `include(rule)` holds.
 // Built from the rules alone, so a list restored from its compiled form gets
-// exactly the same index. (`rule(i)` may reuse one Rule: each is read once.)
+// exactly the same index. (`rule(i)` may reuse one Rule: each is read once, and
+// its claim, phrasings, title and languages are moved from, not copied: a load
+// frees the rules right after, and their copies would raise wasm memory's peak.)
 template <typename GetRule, typename Include>
 std::unique_ptr<SimilarIndex> IndexClaims(size_t count, GetRule rule_at,
                                           const SimilarOptions& options,
                                           Include include) {
   std::vector<SimilarDoc> docs;
   for (uint32_t r = 0; r < count; ++r) {
-    const Rule& rule = rule_at(r);
+    Rule& rule = rule_at(r);
     if (!include(rule)) continue;
     SimilarDoc& doc = docs.emplace_back();
     doc.rule_index = r;
-    doc.phrasings.push_back(rule.claim);
-    for (const std::string& p : rule.similar) {
-      if (p != rule.claim) doc.phrasings.push_back(p);
+    doc.phrasings.reserve(1 + rule.similar.size());
+    doc.phrasings.push_back(std::move(rule.claim));
+    for (std::string& p : rule.similar) {
+      if (p != doc.phrasings.front()) doc.phrasings.push_back(std::move(p));
     }
-    doc.title = rule.review.title;
-    doc.languages = rule.languages;
+    doc.title = std::move(rule.review.title);
+    doc.languages = std::move(rule.languages);
   }
   return SimilarIndex::Build(docs, options);
 }
@@ -1124,7 +1127,7 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
   }
   // (A freed rule has no match.similar, so the index skips it as it should.)
   BuildSimilarIndex(
-      list.rules.size(), [&](uint32_t r) -> const Rule& { return list.rules[r]; },
+      list.rules.size(), [&](uint32_t r) -> Rule& { return list.rules[r]; },
       options.similar, &m);
   std::vector<Rule>().swap(list.rules);
   BuildPrefilter(&m);
@@ -1411,7 +1414,7 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
       const CompiledList& c = *compiled;
       BuildSimilarIndex(
           rule_count,
-          [&](uint32_t i) -> const Rule& {
+          [&](uint32_t i) -> Rule& {
             c.DecodeRule(i, &scratch);
             return scratch;
           },
@@ -1586,7 +1589,7 @@ std::vector<SimilarHit> CompiledList::Search(
     Rule scratch;
     m.search_index = IndexClaims(
         rule_count(),
-        [&](uint32_t i) -> const Rule& {
+        [&](uint32_t i) -> Rule& {
           DecodeRule(i, &scratch);
           return scratch;
         },
