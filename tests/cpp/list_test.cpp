@@ -82,6 +82,63 @@ TEST_CASE("list: the rules come in a vector of their exact count", "[list]") {
   CHECK(list.rules.empty());
 }
 
+TEST_CASE("list: a rule sink takes each rule as it is read; its error stops there",
+          "[list]") {
+  auto rules = [](int n, int bad_rating_at = -1) {
+    std::string json = "[";
+    for (int i = 0; i < n; ++i) {
+      json += (i ? "," : "") + RuleJson("r" + std::to_string(i), R"({"patterns":["a"]})",
+                                        i == bad_rating_at ? "maybe" : "false");
+    }
+    return json + "]";
+  };
+  std::vector<std::string> seen;
+  auto sink_failing_at = [&](size_t at) -> RuleSink {
+    return [&seen, at](Rule& rule, size_t index) {
+      seen.push_back(std::to_string(index) + ":" + rule.id);
+      if (index == at) return Status(ErrorKind::kLimit, "sink refused " + rule.id);
+      return Status::Ok();
+    };
+  };
+  ListInfo info;
+  size_t count = 0;
+  REQUIRE(ParseList(ListWithRules(rules(4), 9), ParseLimits(), sink_failing_at(99), &info,
+                    &count)
+              .ok());
+  CHECK(seen == std::vector<std::string>{"0:r0", "1:r1", "2:r2", "3:r3"});
+  CHECK(count == 4);
+  CHECK(info.id == "t");
+  CHECK(info.version == 9);
+  // The sink's error is the rule's: later rules are not read.
+  seen.clear();
+  Status s = ParseList(ListWithRules(rules(4)), ParseLimits(), sink_failing_at(1), &info,
+                       &count);
+  CHECK(s.message() == "sink refused r1");
+  CHECK(seen == std::vector<std::string>{"0:r0", "1:r1"});
+  // The document's syntax and its header come first, and an earlier rule's error.
+  seen.clear();
+  s = ParseList(ListWithRules(rules(4)) + ",", ParseLimits(), sink_failing_at(1), &info,
+                &count);
+  CHECK(s.message().find("after the document's value") != std::string::npos);
+  std::string header = ListWithRules(rules(4));
+  header.replace(header.find("factlens/1"), 10, "factlens/9");
+  s = ParseList(header, ParseLimits(), sink_failing_at(1), &info, &count);
+  CHECK(s.message().find("is not supported") != std::string::npos);
+  seen.clear();
+  s = ParseList(ListWithRules(rules(4, 0)), ParseLimits(), sink_failing_at(1), &info,
+                &count);
+  CHECK(s.message().find("rules[0]") != std::string::npos);
+  CHECK(seen.empty());
+  // RulePatternSyntaxError names a rule's first pattern RE2 rejects as ParseList does.
+  Rule bad;
+  bad.id = "x";
+  bad.patterns = {"fine", "(open", "[z-a]"};
+  CHECK(RulePatternSyntaxError(7, bad).message().rfind(
+            "rules[7] (id \"x\"): match.patterns[1]: ", 0) == 0);
+  bad.patterns = {"fine"};
+  CHECK(RulePatternSyntaxError(7, bad).ok());
+}
+
 TEST_CASE("list: valid fixture lists and the demo list are accepted", "[list]") {
   namespace fs = std::filesystem;
   int count = 0;

@@ -132,36 +132,51 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
     out.public_key = PublicKeyBase64(verifier);
     out.key_rotated = !rotations.empty();
   }
-  // Compile parses the patterns anyway: ParseList leaves their syntax to it, and
-  // an error before Compile gives way to a pattern's, as if ParseList had found it.
-  RuleList list;
-  Status s = ParseList(text, options.limits, &list, PatternSyntax::kLeftToCompile);
-  if (!s.ok()) return s;
-  auto parse_error_first = [&](Status error) {
-    Status syntax = FirstPatternSyntaxError(list.rules);
-    return syntax.ok() ? error : syntax;
+  // Each rule is compiled as it is read (CompiledList::Builder), so that the rules
+  // are never all in memory as Rule objects beside the text. Compiling parses the
+  // patterns anyway, so ParseList leaves their syntax to it (kLeftToCompile); the
+  // load still reports what the steps would in their own order: ParseList's errors
+  // (a pattern's syntax as written among them, in document order), then the
+  // lifecycle's, then Compile's.
+  CompileOptions compile_options;
+  compile_options.use_prefilter = options.use_prefilter;
+  compile_options.similar = options.similar;
+  CompiledList::Builder builder(compile_options, EstimateRuleCount(text),
+                                /*pattern_syntax_unchecked=*/true);
+  Status compile_error;  // Compile's first that is not a pattern's syntax: held
+  auto compile_rule = [&](Rule& rule, size_t index) {
+    if (compile_error.ok()) {
+      Status s = builder.Add(rule);
+      if (s.ok()) return s;
+      Status syntax = RulePatternSyntaxError(index, rule);
+      if (!syntax.ok()) return syntax;  // ParseList's own (kChecked's)
+      compile_error = std::move(s);
+      return Status::Ok();
+    }
+    // Past it, only ParseList's errors can still come first.
+    return RulePatternSyntaxError(index, rule);
   };
-  const ListInfo& li = list.info;
+  ListInfo li;
+  size_t rule_count = 0;
+  Status s = ParseList(text, options.limits, compile_rule, &li, &rule_count,
+                       PatternSyntax::kLeftToCompile);
+  if (!s.ok()) return s;
   for (const KeyRotation& r : rotations) {
     if (r.list_id != "*" && r.list_id != li.id) {
-      return parse_error_first(
-          Status(ErrorKind::kKey, "key rotation for list \"" + r.list_id +
-                                      "\" cannot vouch for list \"" + li.id + "\""));
+      return Status(ErrorKind::kKey, "key rotation for list \"" + r.list_id +
+                                         "\" cannot vouch for list \"" + li.id + "\"");
     }
   }
   out.digest = ContentDigest(text);
   if (text_done) text_done();  // (`text` is not read below)
   out.info = li;
-  out.rule_count = list.rules.size();
+  out.rule_count = rule_count;
   s = CheckLifecycle(out, options);
-  if (!s.ok()) return parse_error_first(s);
+  if (!s.ok()) return s;
+  if (!compile_error.ok()) return compile_error;
   auto same = std::find_if(lists_.begin(), lists_.end(),
                            [&](const auto& l) { return l->info.info.id == li.id; });
-  CompileOptions compile_options;
-  compile_options.use_prefilter = options.use_prefilter;
-  compile_options.similar = options.similar;
-  s = CompiledList::Compile(std::move(list), compile_options, &loaded->compiled);
-  if (!s.ok()) return s;
+  loaded->compiled = builder.Finish(std::move(li));
   // Only now, with everything checked and compiled, does the engine change.
   if (info != nullptr) *info = out;
   if (same != lists_.end()) {

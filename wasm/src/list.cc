@@ -904,17 +904,15 @@ Status FirstPatternSyntaxError(const std::vector<Rule>& rules, size_t first_rule
   return Status::Ok();
 }
 
-namespace {
-
-// How many times "claim" (with its quotes) occurs in `text`, found by Horspool's
-// search: most steps skip the key's length.
+// Horspool's search: most steps skip the key's length.
 size_t EstimateRuleCount(std::string_view text) {
   static constexpr char kKey[] = "\"claim\"";
   constexpr size_t n = sizeof kKey - 1;
   size_t skip[256];
   for (size_t& s : skip) s = n;
-  for (size_t i = 0; i + 1 < n; ++i)
+  for (size_t i = 0; i + 1 < n; ++i) {
     skip[static_cast<unsigned char>(kKey[i])] = n - 1 - i;
+  }
   size_t count = 0;
   for (size_t at = 0; at + n <= text.size();) {
     const unsigned char last = text[at + n - 1];
@@ -928,11 +926,19 @@ size_t EstimateRuleCount(std::string_view text) {
   return count;
 }
 
-}  // namespace
+Status RulePatternSyntaxError(size_t index, const Rule& rule) {
+  return PatternSyntaxErrorIn(index, rule, rule.patterns.size());
+}
 
-Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out,
-                 PatternSyntax syntax) {
-  *out = RuleList();
+namespace {
+
+// ParseList's reading, each rule to `sink` (see the public ParseList taking one).
+// `earlier_syntax_error`, if set, returns the first syntax error in the rules
+// before the current one, for kLeftToCompile when the sink does not check them.
+Status ParseListTo(std::string_view text, const ParseLimits& limits, PatternSyntax syntax,
+                   const RuleSink& sink,
+                   const std::function<Status()>& earlier_syntax_error, ListInfo* info,
+                   size_t* rule_count) {
   if (text.size() > limits.max_list_bytes) {
     return Status(ErrorKind::kLimit, "list of " + std::to_string(text.size()) +
                                          " bytes exceeds the limit of " +
@@ -943,15 +949,7 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   // rule error by index wins, and later rules are not read, only dropped.
   Checker rule_checker(limits);
   rule_checker.check_syntax = syntax == PatternSyntax::kChecked;
-  std::vector<Rule> rules;
-  // Reserved for the count the text suggests: every rule has one "claim" key, and
-  // the key cannot occur inside a string (a quote there is escaped). Growth by
-  // doubling would move every rule read so far into fresh memory each time and
-  // then to a block of the exact count (2 MB of rules at 10k, 20 at 100k), while
-  // the text is still held: with the copies, wasm memory's peak rose by 3.7 MB at
-  // 10k rules, and it never shrinks. Keys elsewhere (x- fields) can only make the
-  // estimate larger, as far as the rule limit, and the shrink below gives it back.
-  rules.reserve(std::min(EstimateRuleCount(text), limits.max_rules));
+  size_t rules = 0;
   std::unordered_set<std::string> ids;
   Status rule_error;
   // With syntax left to Compile, a rule's error gives way to the first syntax
@@ -959,7 +957,7 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
   // rules', then the rule's own first ones.
   auto fail_rule = [&](Status error, const Rule& rule, size_t i) {
     if (!rule_checker.check_syntax) {
-      Status earlier = FirstPatternSyntaxError(rules);
+      Status earlier = earlier_syntax_error ? earlier_syntax_error() : Status::Ok();
       if (earlier.ok()) {
         earlier = PatternSyntaxErrorIn(
             i, rule, std::min(rule.patterns.size(), rule_checker.patterns_passed));
@@ -983,7 +981,12 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
                 rule, i);
       return;
     }
-    rules.push_back(std::move(rule));
+    Status taken = sink(rule, i);
+    if (!taken.ok()) {
+      rule_error = std::move(taken);
+      return;
+    }
+    ++rules;
   };
   Value root;
   LimitedDomBuilder builder(limits, &root, on_rule);
@@ -997,20 +1000,54 @@ Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out
     return Status(ErrorKind::kFormat, "a list must be a JSON object");
 
   Checker c(limits);
-  RuleList list;
+  ListInfo header;
   if (!c.OnlyKeys(root, "", {"format", "list", "rules"})) return c.status();
-  if (!c.String(root, "format", "", true, 64, &list.info.format)) return c.status();
-  if (list.info.format != kFormatV1) {
-    return Status(ErrorKind::kFormat,
-                  "format: \"" + list.info.format +
-                      "\" is not supported (expected \"factlens/1\")");
+  if (!c.String(root, "format", "", true, 64, &header.format)) return c.status();
+  if (header.format != kFormatV1) {
+    return Status(
+        ErrorKind::kFormat,
+        "format: \"" + header.format + "\" is not supported (expected \"factlens/1\")");
   }
-  if (!ReadInfo(c, root, &list.info)) return c.status();
+  if (!ReadInfo(c, root, &header)) return c.status();
   const Value* found = root.Find("rules");
   if (found == nullptr)
     return Status(ErrorKind::kFormat, "rules: missing required field");
   if (!found->is_array()) return Status(ErrorKind::kFormat, "rules: must be an array");
   if (!rule_error.ok()) return rule_error;
+  *info = std::move(header);
+  *rule_count = rules;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseList(std::string_view text, const ParseLimits& limits, const RuleSink& sink,
+                 ListInfo* info, size_t* rule_count, PatternSyntax syntax) {
+  return ParseListTo(text, limits, syntax, sink, nullptr, info, rule_count);
+}
+
+Status ParseList(std::string_view text, const ParseLimits& limits, RuleList* out,
+                 PatternSyntax syntax) {
+  *out = RuleList();
+  std::vector<Rule> rules;
+  // Reserved for the count the text suggests (EstimateRuleCount). Growth by
+  // doubling would move every rule read so far into fresh memory each time and
+  // then to a block of the exact count (2 MB of rules at 10k, 20 at 100k), while
+  // the text is still held: with the copies, wasm memory's peak rose by 3.7 MB at
+  // 10k rules, and it never shrinks.
+  if (text.size() <= limits.max_list_bytes) {
+    rules.reserve(std::min(EstimateRuleCount(text), limits.max_rules));
+  }
+  RuleList list;
+  size_t count = 0;
+  Status s = ParseListTo(
+      text, limits, syntax,
+      [&rules](Rule& rule, size_t) {
+        rules.push_back(std::move(rule));
+        return Status::Ok();
+      },
+      [&rules] { return FirstPatternSyntaxError(rules); }, &list.info, &count);
+  if (!s.ok()) return s;
   list.rules = std::move(rules);
   list.pattern_syntax_unchecked = syntax == PatternSyntax::kLeftToCompile;
   // Shrunk to fit, if the estimate was high: slack would stay allocated while the

@@ -1091,26 +1091,9 @@ Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out,
 
 Status CompiledList::Compile(RuleList list, const CompileOptions& options,
                              std::unique_ptr<CompiledList>* out) {
-  std::unique_ptr<CompiledList> compiled(new CompiledList());
-  Matchers& m = *compiled->matchers_;
-  m.use_prefilter = options.use_prefilter;
-  const int parse_flags = Re2Options().ParseFlags();
-  // The rules become records as they are compiled, and each is freed once nothing
-  // more needs it (those with match.similar after the similarity index), so that
-  // the two forms are never both whole in memory: wasm memory keeps its peak.
-  SharedStringIds shared(&compiled->shared_strings_);
-  {
-    size_t record_bytes = 0;
-    for (const Rule& rule : list.rules) record_bytes += RecordSize(rule, &shared);
-    compiled->rule_records_.reserve(record_bytes);
-    compiled->rule_offsets_.reserve(list.rules.size() + 1);
-    m.rule_has_similar.reserve(list.rules.size());
-  }
-  LoadBudget budget;
+  Builder builder(options, list.rules.size(), list.pattern_syntax_unchecked);
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
-    const Rule& rule = list.rules[r];
-    Status s = CompileRuleMatchers(r, rule, parse_flags, list.pattern_syntax_unchecked,
-                                   &budget, &m);
+    Status s = builder.Add(list.rules[r]);
     if (!s.ok()) {
       // ParseList's errors come first: a pattern RE2 rejects as written, in this
       // rule (then it is why this one failed) or a later one (the earlier ones
@@ -1121,19 +1104,102 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
       }
       return s;
     }
-    compiled->AddRule(rule, &shared);
-    m.rule_has_similar.push_back(HasSimilar(rule));
-    if (!HasSimilar(rule)) list.rules[r] = Rule();
+    // What the builder did not take is freed now: the rules and their records
+    // are never both whole in memory (wasm memory keeps its peak).
+    list.rules[r] = Rule();
   }
-  // (A freed rule has no match.similar, so the index skips it as it should.)
-  BuildSimilarIndex(
-      list.rules.size(), [&](uint32_t r) -> Rule& { return list.rules[r]; },
-      options.similar, &m);
   std::vector<Rule>().swap(list.rules);
-  BuildPrefilter(&m);
-  compiled->info_ = std::move(list.info);
-  *out = std::move(compiled);
+  *out = builder.Finish(std::move(list.info));
   return Status::Ok();
+}
+
+struct CompiledList::Builder::State {
+  std::unique_ptr<CompiledList> compiled{new CompiledList()};
+  CompileOptions options;
+  size_t expected_rules = 0;
+  bool pattern_syntax_unchecked = false;
+  int parse_flags = Re2Options().ParseFlags();
+  SharedStringIds shared{&compiled->shared_strings_};
+  LoadBudget budget;
+  bool spent = false;
+  // The rules with match.similar, with only what the similarity index reads, and
+  // their indices (ascending).
+  std::vector<Rule> similar_rules;
+  std::vector<uint32_t> similar_indices;
+};
+
+CompiledList::Builder::Builder(const CompileOptions& options, size_t expected_rules,
+                               bool pattern_syntax_unchecked)
+    : state_(new State()) {
+  State& st = *state_;
+  st.options = options;
+  st.expected_rules = expected_rules;
+  st.pattern_syntax_unchecked = pattern_syntax_unchecked;
+  Matchers& m = *st.compiled->matchers_;
+  m.use_prefilter = options.use_prefilter;
+  st.compiled->rule_offsets_.reserve(expected_rules + 1);
+  m.rule_has_similar.reserve(expected_rules);
+}
+
+CompiledList::Builder::~Builder() = default;
+
+Status CompiledList::Builder::Add(Rule& rule) {
+  State& st = *state_;
+  if (st.spent) return Status(ErrorKind::kFormat, "the list builder failed before");
+  CompiledList& c = *st.compiled;
+  Matchers& m = *c.matchers_;
+  const uint32_t r = static_cast<uint32_t>(c.rule_count());
+  Status s = CompileRuleMatchers(r, rule, st.parse_flags, st.pattern_syntax_unchecked,
+                                 &st.budget, &m);
+  if (!s.ok()) {
+    st.spent = true;
+    return s;
+  }
+  // The records are reserved for the rules expected at the mean record size so
+  // far, an eighth over, not grown by doubling: each doubling copies them all into
+  // fresh memory beside the old block (a 20 MB string at 100k rules). A short
+  // estimate grows them by half at least.
+  const size_t size = RecordSize(rule, &st.shared);
+  std::string& records = c.rule_records_;
+  if (records.size() + size > records.capacity()) {
+    const size_t need = records.size() + size;
+    const size_t total = need / (r + 1) * std::max<size_t>(st.expected_rules, r + 1);
+    records.reserve(std::max({need, total + total / 8, records.capacity() * 3 / 2}));
+  }
+  c.AddRule(rule, &st.shared);
+  const bool similar = HasSimilar(rule);
+  m.rule_has_similar.push_back(similar);
+  if (similar) {
+    Rule& kept = st.similar_rules.emplace_back();
+    kept.claim = std::move(rule.claim);
+    kept.similar = std::move(rule.similar);
+    kept.review.title = std::move(rule.review.title);
+    kept.languages = std::move(rule.languages);
+    st.similar_indices.push_back(r);
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<CompiledList> CompiledList::Builder::Finish(ListInfo info) {
+  State& st = *state_;
+  Matchers& m = *st.compiled->matchers_;
+  // IndexClaims reads every rule in order; those without match.similar are none.
+  size_t next = 0;
+  Rule none;
+  BuildSimilarIndex(
+      st.compiled->rule_count(),
+      [&](uint32_t r) -> Rule& {
+        if (next < st.similar_indices.size() && st.similar_indices[next] == r) {
+          return st.similar_rules[next++];
+        }
+        return none;
+      },
+      st.options.similar, &m);
+  std::vector<Rule>().swap(st.similar_rules);
+  BuildPrefilter(&m);
+  st.compiled->info_ = std::move(info);
+  st.spent = true;
+  return std::move(st.compiled);
 }
 
 CompiledList::Stats CompiledList::stats() const {

@@ -97,6 +97,31 @@ class CompiledList {
   static Status Compile(RuleList list, const CompileOptions& options,
                         std::unique_ptr<CompiledList>* out);
 
+  // Compiles a list rule by rule: Compile, and Engine::LoadList as the rules are
+  // read (ParseList's RuleSink), so that they are never all in memory as Rule
+  // objects. Each rule becomes its record and matchers at once; a rule with
+  // match.similar keeps its claim, phrasings, title and languages for the
+  // similarity index, built with the prefilter by Finish.
+  class Builder {
+   public:
+    // `expected_rules`: about how many rules will come (EstimateRuleCount), to
+    // reserve for them; any number may. `pattern_syntax_unchecked`: as
+    // RuleList's (Add then also reports a pattern's syntax as written).
+    Builder(const CompileOptions& options, size_t expected_rules,
+            bool pattern_syntax_unchecked);
+    ~Builder();
+    // Compiles `rule` as the next rule (its index: the rules added before it),
+    // and may move from it. On error (kFormat naming the rule and field, or
+    // kLimit) the builder is spent: it takes no more rules and makes no list.
+    Status Add(Rule& rule);
+    // The list of the rules added, with `info`.
+    std::unique_ptr<CompiledList> Finish(ListInfo info);
+
+   private:
+    struct State;
+    std::unique_ptr<State> state_;
+  };
+
   // This list's sections of the compiled form (all but the engine's LOAD), to be
   // written one at a time while the list stays loaded and unchanged.
   std::vector<CompiledSectionWriter> ExportSections() const;
