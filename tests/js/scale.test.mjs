@@ -119,6 +119,44 @@ test('a load from text keeps the text and the compiled list, not the parsed rule
     `${stats.bytesInUse} B in use after the load`);
 });
 
+// The records are reserved for the rules expected at the mean size so far; a list
+// whose first rule is the largest its phrasings allow (256 of 1000 bytes) and the
+// rest tiny would stretch that to 5 GB, but the reservation stays within the text.
+test('a load from text whose first rule dwarfs the rest stays within its text', async () => {
+  const word = (i) => `w${(i * 7919) % 100000}`;
+  const phrase = (p) => Array.from({ length: 160 }, (_, i) => word(p * 160 + i)).join(' ').slice(0, 1000);
+  const rule = (id, match) => ({
+    id, claim: `Claim ${id}.`, rating: 'false', severity: 'low', match,
+    review: { url: `https://r.example/${id}`, title: 'T', publisher: 'P', date: '2025-01-01' },
+  });
+  const rules = [rule('big', { similar: Array.from({ length: 256 }, (_, p) => phrase(p)) })];
+  for (let i = 0; i < 20000; i++) rules.push(rule(`r${i}`, { urls: [`https://u.example/${i}`] }));
+  const text = JSON.stringify({
+    format: 'factlens/1',
+    list: { id: 'skewed', name: 'S', publisher: { name: 'P', url: 'https://p.example/' }, version: 1,
+      issued: '2026-01-01T00:00:00Z', expires: '2099-01-01T00:00:00Z' },
+    rules,
+  });
+  const source = `import { parentPort, workerData } from 'node:worker_threads';
+    const { createEngine } = await import(workerData.index);
+    const engine = await createEngine();
+    const info = engine.loadList(workerData.text, { allowUnsigned: true });
+    parentPort.postMessage({ rules: info.ruleCount, stats: engine.memoryStats(),
+      matched: engine.check('see https://u.example/19999 now').matches.map((m) => m.ruleId) });`;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
+    workerData: { index: new URL('../../web/index.js', import.meta.url).href, text },
+  });
+  const got = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  assert.equal(got.rules, 20001);
+  assert.deepEqual(got.matched, ['r19999']);
+  const bytes = Buffer.byteLength(text);
+  assert.ok(got.stats.heapSize < 4 * bytes + (16 << 20), `wasm memory ${got.stats.heapSize} B for ${bytes} B of text`);
+});
+
 test('compiled form: corrupted or foreign bytes are refused with kind format', async () => {
   const w = generateWorkload({ seed: SEED, ruleCount: 200, postCount: 1 });
   const engine = await createEngine();

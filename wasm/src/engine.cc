@@ -141,8 +141,11 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
   CompileOptions compile_options;
   compile_options.use_prefilter = options.use_prefilter;
   compile_options.similar = options.similar;
-  CompiledList::Builder builder(compile_options, EstimateRuleCount(text),
-                                /*pattern_syntax_unchecked=*/true);
+  // (A rule's record is at most its JSON's size and 16 bytes, and a rule's JSON
+  // takes a hundred at least.)
+  CompiledList::Builder builder(
+      compile_options, std::min(EstimateRuleCount(text), options.limits.max_rules),
+      text.size() + text.size() / 4, /*pattern_syntax_unchecked=*/true);
   Status compile_error;  // Compile's first that is not a pattern's syntax: held
   auto compile_rule = [&](Rule& rule, size_t index) {
     if (compile_error.ok()) {

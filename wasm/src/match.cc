@@ -761,6 +761,31 @@ size_t RecordSize(const Rule& rule, SharedStringIds* shared) {
   return n;
 }
 
+// At least RecordSize(rule): every string and array with the most a Var32 takes.
+size_t RecordSizeBound(const Rule& rule) {
+  constexpr size_t kVar = 5;
+  size_t n = 2 + 6 * kVar;  // rating, severity; the shared ids, the URL's rest
+  for (const std::string* s :
+       {&rule.id, &rule.claim, &rule.review.title, &rule.review.url})
+    n += kVar + s->size();
+  auto strs = [&](const std::vector<std::string>& v) {
+    n += kVar;
+    for (const std::string& s : v) n += kVar + s.size();
+  };
+  for (const auto* v :
+       {&rule.regions, &rule.languages, &rule.patterns, &rule.similar, &rule.urls}) {
+    strs(*v);
+  }
+  n += kVar;
+  for (const KeywordSet& k : rule.keywords) {
+    strs(k.all);
+    strs(k.any);
+    strs(k.none);
+    n += kVar;
+  }
+  return n;
+}
+
 // Writes rule's record, its shared strings named by `shared_ids` (RecordSize's).
 void EncodeRecord(const Rule& rule, const uint32_t* shared_ids, ByteWriter* w) {
   PutStr(w, rule.id);
@@ -1091,7 +1116,10 @@ Status CompiledList::Compile(RuleList list, std::unique_ptr<CompiledList>* out,
 
 Status CompiledList::Compile(RuleList list, const CompileOptions& options,
                              std::unique_ptr<CompiledList>* out) {
-  Builder builder(options, list.rules.size(), list.pattern_syntax_unchecked);
+  size_t record_bytes = 0;
+  for (const Rule& rule : list.rules) record_bytes += RecordSizeBound(rule);
+  Builder builder(options, list.rules.size(), record_bytes,
+                  list.pattern_syntax_unchecked);
   for (uint32_t r = 0; r < list.rules.size(); ++r) {
     Status s = builder.Add(list.rules[r]);
     if (!s.ok()) {
@@ -1116,7 +1144,7 @@ Status CompiledList::Compile(RuleList list, const CompileOptions& options,
 struct CompiledList::Builder::State {
   std::unique_ptr<CompiledList> compiled{new CompiledList()};
   CompileOptions options;
-  size_t expected_rules = 0;
+  size_t expected_rules = 0, record_bytes_bound = 0;
   bool pattern_syntax_unchecked = false;
   int parse_flags = Re2Options().ParseFlags();
   SharedStringIds shared{&compiled->shared_strings_};
@@ -1129,11 +1157,12 @@ struct CompiledList::Builder::State {
 };
 
 CompiledList::Builder::Builder(const CompileOptions& options, size_t expected_rules,
-                               bool pattern_syntax_unchecked)
+                               size_t record_bytes_bound, bool pattern_syntax_unchecked)
     : state_(new State()) {
   State& st = *state_;
   st.options = options;
   st.expected_rules = expected_rules;
+  st.record_bytes_bound = record_bytes_bound;
   st.pattern_syntax_unchecked = pattern_syntax_unchecked;
   Matchers& m = *st.compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
@@ -1157,14 +1186,16 @@ Status CompiledList::Builder::Add(Rule& rule) {
   }
   // The records are reserved for the rules expected at the mean record size so
   // far, an eighth over, not grown by doubling: each doubling copies them all into
-  // fresh memory beside the old block (a 20 MB string at 100k rules). A short
+  // fresh memory beside the old block (a 20 MB string at 100k rules). Never past
+  // the bound, which a few large rules first could not then stretch; a short
   // estimate grows them by half at least.
   const size_t size = RecordSize(rule, &st.shared);
   std::string& records = c.rule_records_;
   if (records.size() + size > records.capacity()) {
     const size_t need = records.size() + size;
     const size_t total = need / (r + 1) * std::max<size_t>(st.expected_rules, r + 1);
-    records.reserve(std::max({need, total + total / 8, records.capacity() * 3 / 2}));
+    records.reserve(std::max({need, records.capacity() * 3 / 2,
+                              std::min(total + total / 8, st.record_bytes_bound)}));
   }
   c.AddRule(rule, &st.shared);
   const bool similar = HasSimilar(rule);

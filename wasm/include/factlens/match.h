@@ -105,10 +105,12 @@ class CompiledList {
   class Builder {
    public:
     // `expected_rules`: about how many rules will come (EstimateRuleCount), to
-    // reserve for them; any number may. `pattern_syntax_unchecked`: as
-    // RuleList's (Add then also reports a pattern's syntax as written).
+    // reserve for them; any number may. `record_bytes_bound`: the most the
+    // reservation for their records may be (a rule's record takes at most its
+    // JSON's bytes and 16 more). `pattern_syntax_unchecked`: as RuleList's (Add
+    // then also reports a pattern's syntax as written).
     Builder(const CompileOptions& options, size_t expected_rules,
-            bool pattern_syntax_unchecked);
+            size_t record_bytes_bound, bool pattern_syntax_unchecked);
     ~Builder();
     // Compiles `rule` as the next rule (its index: the rules added before it),
     // and may move from it. On error (kFormat naming the rule and field, or
