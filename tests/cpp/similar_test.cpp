@@ -323,6 +323,55 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
   CHECK(stats.passed >= 50);
 }
 
+TEST_CASE("similar: a claim of more words than the gate tries loses no hit",
+          "[similar]") {
+  // BuildGate tries a claim's rarest words as its cut up to kGateMostWords (256);
+  // past that a level takes all the claim's words. The big claim's rare phrasings
+  // give it 300 rare words, and its last phrasing is of words every small claim
+  // has: without its 256 rarest words that phrasing is still whole, so no cut is
+  // found in time, and a post of that phrasing alone must still reach it.
+  std::string common_words;
+  for (int i = 0; i < 12; ++i)
+    common_words += (i ? " " : "") + ("c" + std::to_string(i) + "w");
+  std::vector<SimilarDoc> docs;
+  for (uint32_t r = 0; r < 40; ++r) {
+    docs.push_back(Doc(r, {"t" + std::to_string(r) + "a t" + std::to_string(r) + "b " +
+                           common_words.substr(0, 3 + 4 * (r % 10))}));
+  }
+  std::vector<std::string> big;
+  for (int p = 0; p < 10; ++p) {
+    std::string phrasing;
+    for (int i = 0; i < 30; ++i)
+      phrasing += (i ? " " : "") + ("r" + std::to_string(p * 30 + i) + "x");
+    big.push_back(phrasing);
+  }
+  big.push_back(common_words);
+  docs.push_back(Doc(40, big));
+  auto index = SimilarIndex::Build(docs);
+  CHECK(index->VerifyGate());
+  size_t big_found = 0;
+  for (const std::string& post :
+       {common_words, big[0], big[3] + " " + common_words,
+        std::string("t7a t7b c0w c1w c2w"), common_words + " t3a"}) {
+    const NormalizedText normalized = Normalize(post);
+    const auto all = index->Search(normalized, 5);
+    for (double score : {0.3, 0.55, 0.7, SimilarIndex::kDefaultThreshold}) {
+      const auto some = index->Search(normalized, 5, {}, score);
+      std::vector<SimilarHit> expected;
+      for (const SimilarHit& h : all) {
+        if (h.score >= score) expected.push_back(h);
+      }
+      INFO(post << " at " << score);
+      REQUIRE(some.size() == expected.size());
+      for (size_t i = 0; i < some.size(); ++i) {
+        CHECK(some[i].rule_index == expected[i].rule_index);
+        big_found += some[i].rule_index == 40;
+      }
+    }
+  }
+  CHECK(big_found >= 4);
+}
+
 TEST_CASE("similar: the word cache serves posts of any number of distinct words",
           "[similar]") {
   // Search remembers a word's terms between posts, in a table of a fixed number

@@ -681,6 +681,8 @@ struct SimilarIndex::Impl {
   // (then two are needed), or else where the rest alone does (one). Per level r of
   // kGateLevels, `begin[l]` and `docs[l]` are the claims by gate word.
   static constexpr int kGateLevelCount = 4;
+  // The most words of a claim, rarest first, BuildGate tries as its cut.
+  static constexpr size_t kGateMostWords = 256;
   static constexpr double kGateLevels[kGateLevelCount] = {2.5, 4.0, 5.0, 5.5};
   struct Gate {
     bool built = false;
@@ -1282,7 +1284,13 @@ void SimilarIndex::Impl::BuildGate() {
     uint32_t one_cut[kGateLevelCount];
     for (int l = 0; l < kGateLevelCount; ++l) one_cut[l] = kNone;
     double added = 0;  // the most any one of the first k words adds
-    for (size_t k = 0; k <= order.size(); ++k) {
+    // Each step reads the claim's words, so a claim of many thousands (a list may
+    // give one 256 phrasings of 1000 bytes: 41k words, and a first check took 4.7 s)
+    // is cut at kGateMostWords. A level without a cut then takes all the claim's
+    // words (set below): a post holding none of them cannot reach any level, so the
+    // gate only lets more claims through, and the verdicts stay the same.
+    const size_t last = std::min(order.size(), kGateMostWords);
+    for (size_t k = 0; k <= last; ++k) {
       if (k > 0) {
         Mark(&gone, order[k - 1]);
         added = std::max(added, most_added(order[k - 1]));
@@ -1312,8 +1320,10 @@ void SimilarIndex::Impl::BuildGate() {
         }
       }
     }
-    // (No words left is thin evidence, so every level has its one-word cut.)
+    // (No words left is thin evidence, so every level has its one-word cut by the
+    // claim's last word.)
     for (int l = 0; l < kGateLevelCount; ++l) {
+      if (one_cut[l] == kNone) one_cut[l] = static_cast<uint32_t>(order.size());
       if (cut_of[l] == kNone) cut_of[l] = one_cut[l];
     }
     for (uint32_t id : order) Unmark(&gone, id);
