@@ -18,10 +18,11 @@ const SEED = 20250115;
 const cli = join(root, 'build/bin/factlens');
 const BATCH = 200;  // posts per checkBatch, as extension/content/content.js sends them
 // A first load's time varies by 10-25% from one run to the next on these shared
-// 2-core machines (V8 compiles optimised code on the other core meanwhile), so each
+// 2-core machines (V8 compiles optimised code on the other cores meanwhile: at 10k
+// rules the load's thread waited 60-70 ms of a 280 ms load for a core), so each
 // load is timed in this many fresh modules, each in a worker of its own: the median
-// is printed, with the range.
-const LOAD_RUNS = 5;
+// is printed, with the range. (With 5, two runs of one build gave 270 and 340 ms.)
+const LOAD_RUNS = 9;
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const mb = (n) => (n / 1048576).toFixed(1);
