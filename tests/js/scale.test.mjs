@@ -57,6 +57,28 @@ function sectionSizes(bytes) {
   return sizes;
 }
 
+// Runs `body` (the text of an async function body that reads `engine` and `data`
+// and returns what to report) on an engine in a worker of its own: a fresh module,
+// whose wasm memory no earlier load has grown. Resolves with what `body` returned.
+async function inFreshModule(body, data) {
+  const source = `import { parentPort, workerData } from 'node:worker_threads';
+    const { createEngine } = await import(workerData.index);
+    const engine = await createEngine();
+    const data = workerData.data;
+    parentPort.postMessage(await (async () => { ${body} })());`;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
+    workerData: { index: new URL('../../web/index.js', import.meta.url).href, data },
+  });
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
 // Wasm memory never shrinks, so what a restore holds at its peak stays. The form
 // stays in JavaScript, and the engine reads each section a window at a time: the
 // heap malloc has taken after a restore (heapReserved) stays below what the list
@@ -69,20 +91,8 @@ test('compiled form: a restore holds neither the form nor a section whole in was
   const engine = await createEngine();
   const bytes = engine.exportCompiled(engine.loadList(w.listText, { allowUnsigned: true }).id);
   engine.dispose();
-  // In a worker: a module of its own, whose memory no earlier load has grown.
-  const source = `import { parentPort, workerData } from 'node:worker_threads';
-    const { createEngine } = await import(workerData.index);
-    const engine = await createEngine();
-    engine.loadCompiled(workerData.bytes, { allowUnsigned: true });
-    parentPort.postMessage(engine.memoryStats());`;
-  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
-    workerData: { index: new URL('../../web/index.js', import.meta.url).href, bytes },
-  });
-  const stats = await new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  await worker.terminate();
+  const stats = await inFreshModule(
+    `engine.loadCompiled(data, { allowUnsigned: true }); return engine.memoryStats();`, bytes);
   const sizes = sectionSizes(bytes);
   const largest = Math.max(...Object.values(sizes));
   assert.equal(largest, sizes.RULE);
@@ -100,19 +110,8 @@ test('compiled form: a restore holds neither the form nor a section whole in was
 // text and 19.7 MB held; now 31.5 MB), and at 100k wasm memory stayed at 136 MB.
 test('a load from text keeps the text and the compiled list, not the parsed rules too', async () => {
   const w = generateWorkload({ seed: SEED, ruleCount: 30000, postCount: 1 });
-  const source = `import { parentPort, workerData } from 'node:worker_threads';
-    const { createEngine } = await import(workerData.index);
-    const engine = await createEngine();
-    engine.loadList(workerData.text, { allowUnsigned: true });
-    parentPort.postMessage(engine.memoryStats());`;
-  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
-    workerData: { index: new URL('../../web/index.js', import.meta.url).href, text: w.listText },
-  });
-  const stats = await new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  await worker.terminate();
+  const stats = await inFreshModule(
+    `engine.loadList(data, { allowUnsigned: true }); return engine.memoryStats();`, w.listText);
   const text = Buffer.byteLength(w.listText);
   assert.ok(stats.heapReserved <= text + stats.bytesInUse + text / 4,
     `heap ${stats.heapReserved} B (wasm memory ${stats.heapSize} B) for ${text} B of text, ` +
@@ -137,20 +136,11 @@ test('a load from text whose first rule dwarfs the rest stays within its text', 
       issued: '2026-01-01T00:00:00Z', expires: '2099-01-01T00:00:00Z' },
     rules,
   });
-  const source = `import { parentPort, workerData } from 'node:worker_threads';
-    const { createEngine } = await import(workerData.index);
-    const engine = await createEngine();
-    const info = engine.loadList(workerData.text, { allowUnsigned: true });
-    parentPort.postMessage({ rules: info.ruleCount, stats: engine.memoryStats(),
-      matched: engine.check('see https://u.example/19999 now').matches.map((m) => m.ruleId) });`;
-  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
-    workerData: { index: new URL('../../web/index.js', import.meta.url).href, text },
-  });
-  const got = await new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  await worker.terminate();
+  const got = await inFreshModule(`
+    const info = engine.loadList(data, { allowUnsigned: true });
+    return { rules: info.ruleCount, stats: engine.memoryStats(),
+      matched: engine.check('see https://u.example/19999 now').matches.map((m) => m.ruleId) };`,
+  text);
   assert.equal(got.rules, 20001);
   assert.deepEqual(got.matched, ['r19999']);
   const bytes = Buffer.byteLength(text);
