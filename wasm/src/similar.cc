@@ -1787,35 +1787,35 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   weigh(fields[kClaimField]);
   weigh(fields[kTitleField]);
 
+  // Leaves the `most` largest of `weights` (all, if there are fewer) first in
+  // sort_scratch, in no order, and returns how many. (Selecting, then sorting the
+  // few selected, is O(n): partial_sort's heap was a tenth of a long post's search.)
+  auto select_heaviest = [&](const std::vector<float>& weights, size_t most) {
+    std::vector<float>& w = x.sort_scratch;
+    w = weights;
+    most = std::min(most, w.size());
+    std::nth_element(w.begin(), w.begin() + most, w.end(), std::greater<float>());
+    return most;
+  };
   // The post's heaviest claim and title terms and squared character-gram weights,
   // best first, as prefix sums: sums[n] bounds what n terms a claim shares with the
   // post can weigh (the candidates' bound below).
   auto prefix_sums = [&](const std::vector<float>& weights, size_t most,
                          std::vector<double>* sums) {
+    most = select_heaviest(weights, most);
     std::vector<float>& w = x.sort_scratch;
-    w = weights;
-    most = std::min(most, w.size());
-    // (Selecting, then sorting the few selected, is O(n): partial_sort's heap
-    // was a tenth of a long post's search.)
-    std::nth_element(w.begin(), w.begin() + most, w.end(), std::greater<float>());
     std::sort(w.begin(), w.begin() + most, std::greater<float>());
     sums->assign(1, 0.0);
     for (size_t j = 0; j < most; ++j) sums->push_back(sums->back() + w[j]);
   };
-  // The sum of the `most` largest of `weights` (of all, if there are fewer): the
-  // one prefix sum the gate reads, selected without sorting. Most posts end at the
-  // gate (87% of the bench's at 10k rules), so the sort (of all a short post's
-  // terms, when the largest claim has more) is left to the posts it lets through.
+  // The sum of the `most` largest of `weights`: the one prefix sum the gate reads,
+  // unsorted. Most posts end at the gate (87% of the bench's at 10k rules), so the
+  // sort (of all a short post's terms, when the largest claim has more) is left to
+  // the posts it lets through.
   auto top_sum = [&](const std::vector<float>& weights, size_t most) {
+    most = select_heaviest(weights, most);
     double sum = 0;
-    if (most >= weights.size()) {
-      for (float v : weights) sum += v;
-      return sum;
-    }
-    std::vector<float>& w = x.sort_scratch;
-    w = weights;
-    std::nth_element(w.begin(), w.begin() + most, w.end(), std::greater<float>());
-    for (size_t j = 0; j < most; ++j) sum += w[j];
+    for (size_t j = 0; j < most; ++j) sum += x.sort_scratch[j];
     return sum;
   };
   auto top = [](const std::vector<double>& sums, size_t n) {
