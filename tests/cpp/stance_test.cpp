@@ -57,6 +57,38 @@ TEST_CASE("stance: the claim's own negation and cue words are not refutation",
         Stance::kRepeats);
 }
 
+// One reader serves every rule a post matched (Engine::Check): what it keeps is
+// the post's, and each rule's own words, negations and fact-check are its own.
+TEST_CASE("stance: one reader answers each matched rule by its own words", "[stance]") {
+  const std::string text =
+      "Hoax: the holocaust never happened. I read many long books about history at "
+      "the old library in town. 5G spreads the coronavirus, see https://desk.example/5g";
+  const NormalizedText post = Normalize(text);
+  auto spans_of = [&](const std::string& matched) {
+    const size_t at = text.find(matched);
+    REQUIRE(at != std::string::npos);
+    return std::vector<ByteRange>{
+        {static_cast<uint32_t>(at), static_cast<uint32_t>(at + matched.size())}};
+  };
+  const Rule holocaust = ClaimRule("The Holocaust never happened, it is a hoax.");
+  const Rule other_desk = ClaimRule("The Holocaust never happened.");
+  const Rule linked = ClaimRule("5G spreads the coronavirus.", "https://desk.example/5g");
+  const StanceReader reader(text, post);
+  for (int pass = 0; pass < 2; ++pass) {  // (in either order, asked twice)
+    // "hoax" is the first rule's own word, a cue against the second, whose claim
+    // holds "never" but not "hoax".
+    CHECK(reader.Of(spans_of("the holocaust never happened"), holocaust) ==
+          Stance::kRepeats);
+    CHECK(reader.Of(spans_of("the holocaust never happened"), other_desk) ==
+          Stance::kDebunks);
+    // The post links this rule's own fact-check; not k5g's.
+    CHECK(reader.Of(spans_of("5G spreads the coronavirus"), linked) == Stance::kDebunks);
+    CHECK(reader.Of(spans_of("5G spreads the coronavirus"), k5g) == Stance::kRepeats);
+    CHECK(DetectStance(text, post, spans_of("5G spreads the coronavirus"), linked) ==
+          Stance::kDebunks);
+  }
+}
+
 TEST_CASE("stance: a negated cue affirms the claim", "[stance]") {
   CHECK(StanceOf("This is not fake: 5G spreads the coronavirus",
                  "5G spreads the coronavirus", k5g) == Stance::kRepeats);

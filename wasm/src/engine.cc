@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <utility>
 
 #include "factlens/binary.h"
@@ -445,15 +446,17 @@ Verdict Engine::Check(std::string_view text, const CheckContext& context) const 
   std::vector<ExplainedMatch> explained;
   if (!lists_.empty()) {
     NormalizedText post = Normalize(text);
+    std::optional<StanceReader> stance;  // made for the first match
     for (const auto& l : lists_) {
       for (RuleMatch& m : l->compiled->Match(post)) {
+        if (!stance) stance.emplace(text, post);
         ExplainedMatch e;
         e.list_id = l->info.info.id;
         e.rule = &l->compiled->rule(m.rule_index);
         e.kind = m.kind;
         e.score = m.score;
         e.spans = std::move(m.spans);
-        e.stance = DetectStance(text, post, e.spans, *e.rule);
+        e.stance = stance->Of(e.spans, *e.rule);
         explained.push_back(std::move(e));
       }
     }

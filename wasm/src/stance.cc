@@ -6,6 +6,7 @@
 #include "factlens/stance.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_set>
 
@@ -166,6 +167,35 @@ const char* const kFactCheckSites[] = {
     "tagesschau.de/faktenfinder",
 };
 
+// The cues of `cues` that can match at a word starting with byte b,
+// at [b], in list order: the first byte of their first word (a word starting with
+// '*' matches every word).
+using CueIndex = std::vector<std::vector<uint16_t>>;
+CueIndex IndexByFirstByte(const std::vector<Phrase>& cues) {
+  CueIndex index(256);
+  for (size_t c = 0; c < cues.size(); ++c) {
+    const std::string_view first = cues[c].at(0);
+    for (int b = 0; b < 256; ++b) {
+      if (first.empty() || first[0] == '*' || static_cast<uint8_t>(first[0]) == b)
+        index[b].push_back(static_cast<uint16_t>(c));
+    }
+  }
+  return index;
+}
+// The byte a word's cues are indexed by (an empty word: 0, where only cues whose
+// first word is empty or "*..." are).
+uint8_t FirstByte(std::string_view word) {
+  return word.empty() ? 0 : static_cast<uint8_t>(word[0]);
+}
+const CueIndex& RefutationCuesByByte() {
+  static const auto* index = new CueIndex(IndexByFirstByte(RefutationCues()));
+  return *index;
+}
+const CueIndex& SarcasmCuesByByte() {
+  static const auto* index = new CueIndex(IndexByFirstByte(SarcasmCues()));
+  return *index;
+}
+
 bool WordMatches(std::string_view pattern, std::string_view word) {
   if (!pattern.empty() && pattern.back() == '*') {
     pattern.remove_suffix(1);
@@ -268,18 +298,48 @@ bool ParseStance(std::string_view name, Stance* out) {
   return false;
 }
 
-Stance DetectStance(std::string_view original, const NormalizedText& post,
-                    const std::vector<ByteRange>& spans, const Rule& rule) {
+StanceReader::StanceReader(std::string_view original, const NormalizedText& post)
+    : original_(original), post_(post) {
   const size_t n = post.words.size();
-  std::vector<std::string> words;
-  words.reserve(n);
-  for (const ByteRange& w : post.words)
-    words.push_back(post.text.substr(w.begin, w.end - w.begin));
+  words_.reserve(n);
+  word_origins_.reserve(n);
+  for (const ByteRange& w : post.words) {
+    words_.push_back(std::string_view(post.text).substr(w.begin, w.end - w.begin));
+    word_origins_.push_back(post.OriginalRange(w.begin, w.end));
+  }
+  // Sarcasm anywhere in the post: irony rarely sits next to the claim it mocks.
+  // (Every cue that matches at every word counts.)
+  const int64_t count = static_cast<int64_t>(n);
+  for (int64_t i = 0; i < count; ++i) {
+    for (uint16_t c : SarcasmCuesByByte()[FirstByte(words_[i])]) {
+      const Phrase& cue = SarcasmCues()[c];
+      bool all = i + static_cast<int64_t>(cue.size()) <= count;
+      for (size_t k = 0; all && k < cue.size(); ++k)
+        all = WordMatches(cue[k], words_[i + k]);
+      if (all) ++sarcasm_;
+    }
+  }
+  for (std::string_view marker :
+       {"/s", "\xF0\x9F\x99\x84" /* eye roll */, "\xF0\x9F\x98\x8F" /* smirk */}) {
+    size_t at = original.find(marker);
+    // "/s" only as a word of its own, not inside a URL path.
+    if (at != std::string_view::npos &&
+        (marker != "/s" || ((at + 2 == original.size() || original[at + 2] == ' ' ||
+                             original[at + 2] == '\n') &&
+                            (at == 0 || original[at - 1] == ' ')))) {
+      ++sarcasm_;
+    }
+  }
+}
+
+Stance StanceReader::Of(const std::vector<ByteRange>& spans, const Rule& rule) const {
+  const std::vector<std::string_view>& words = words_;
+  const size_t n = words.size();
 
   // The matched words, and the window of evidence around them.
   int64_t first = -1, last = -1;
   for (size_t i = 0; i < n; ++i) {
-    ByteRange o = post.OriginalRange(post.words[i].begin, post.words[i].end);
+    const ByteRange& o = word_origins_[i];
     for (const ByteRange& s : spans) {
       if (o.begin < s.end && s.begin < o.end) {
         if (first < 0) first = static_cast<int64_t>(i);
@@ -296,17 +356,25 @@ Stance DetectStance(std::string_view original, const NormalizedText& post,
   const int64_t hi = std::min<int64_t>(static_cast<int64_t>(n) - 1, last + kStanceWindow);
 
   // The rule's own words: cues among them are part of the claim, not about it.
+  // (Read only when a one-word cue is found: most posts have none near the match.)
   std::unordered_set<std::string> own;
-  auto add_own = [&](std::string_view text) {
-    for (std::string& w : WordsOf(text)) own.insert(std::move(w));
-  };
-  add_own(rule.claim);
-  for (const std::string& s : rule.similar) add_own(s);
-  for (const KeywordSet& k : rule.keywords) {
-    for (const auto* terms : {&k.all, &k.any}) {
-      for (const std::string& t : *terms) add_own(t);
+  bool own_read = false;
+  auto is_own = [&](std::string_view word) {
+    if (!own_read) {
+      auto add_own = [&](std::string_view text) {
+        for (std::string& w : WordsOf(text)) own.insert(std::move(w));
+      };
+      add_own(rule.claim);
+      for (const std::string& s : rule.similar) add_own(s);
+      for (const KeywordSet& k : rule.keywords) {
+        for (const auto* terms : {&k.all, &k.any}) {
+          for (const std::string& t : *terms) add_own(t);
+        }
+      }
+      own_read = true;
     }
-  }
+    return own.count(std::string(word)) > 0;
+  };
 
   auto phrase_at = [&](const Phrase& phrase, int64_t i) {
     if (i + static_cast<int64_t>(phrase.size()) - 1 > hi) return false;
@@ -315,18 +383,23 @@ Stance DetectStance(std::string_view original, const NormalizedText& post,
     }
     return true;
   };
+  auto is_negation = [&](int64_t j) {
+    return Negations().count(words[j]) > 0 ||
+           (j > 0 && IsContractedNot(words[j - 1], words[j]));
+  };
 
-  int refutations = 0, affirmations = 0, sarcasm = 0;
+  int refutations = 0, affirmations = 0;
   std::vector<bool> bound(n, false);  // negations that belong to a cue
   for (int64_t i = lo; i <= hi; ++i) {
-    for (const Phrase& cue : RefutationCues()) {
+    // (The cues in list order, those that can start with this word's first byte.)
+    for (uint16_t c : RefutationCuesByByte()[FirstByte(words[i])]) {
+      const Phrase& cue = RefutationCues()[c];
       if (!phrase_at(cue, i)) continue;
-      if (cue.size() == 1 && own.count(words[i])) continue;
+      if (cue.size() == 1 && is_own(words[i])) continue;
       // A negation just before the cue turns it around: "not fake", "kein Fake".
       bool negated = false;
       for (int64_t j = std::max<int64_t>(lo, i - 3); j < i; ++j) {
-        if (Negations().count(words[j]) ||
-            (j > 0 && IsContractedNot(words[j - 1], words[j]))) {
+        if (is_negation(j)) {
           negated = true;
           bound[j] = true;
         }
@@ -341,26 +414,6 @@ Stance DetectStance(std::string_view original, const NormalizedText& post,
       break;
     }
   }
-  // Sarcasm anywhere in the post: irony rarely sits next to the claim it mocks.
-  for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) {
-    for (const Phrase& cue : SarcasmCues()) {
-      bool all = i + static_cast<int64_t>(cue.size()) <= static_cast<int64_t>(n);
-      for (size_t k = 0; all && k < cue.size(); ++k)
-        all = WordMatches(cue[k], words[i + k]);
-      if (all) ++sarcasm;
-    }
-  }
-  for (std::string_view marker :
-       {"/s", "\xF0\x9F\x99\x84" /* eye roll */, "\xF0\x9F\x98\x8F" /* smirk */}) {
-    size_t at = original.find(marker);
-    // "/s" only as a word of its own, not inside a URL path.
-    if (at != std::string_view::npos &&
-        (marker != "/s" || ((at + 2 == original.size() || original[at + 2] == ' ' ||
-                             original[at + 2] == '\n') &&
-                            (at == 0 || original[at - 1] == ' ')))) {
-      ++sarcasm;
-    }
-  }
 
   // Negations next to or inside the matched words beyond those the claim itself
   // holds. Nearer than the cue window: a negation a few words off usually belongs
@@ -370,53 +423,54 @@ Stance DetectStance(std::string_view original, const NormalizedText& post,
   const int64_t near_hi =
       std::min<int64_t>(static_cast<int64_t>(n) - 1, last + kNegationReach);
   for (int64_t i = near_lo; i <= near_hi; ++i) {
-    if (bound[i]) continue;
-    if (Negations().count(words[i]) || (i > 0 && IsContractedNot(words[i - 1], words[i])))
-      ++window_negations;
+    if (!bound[i] && is_negation(i)) ++window_negations;
   }
-  const bool negation_flip = window_negations > CountNegations(WordsOf(rule.claim));
+  // (The claim's own are counted only if there are any near the match.)
+  const bool negation_flip =
+      window_negations > 0 && window_negations > CountNegations(WordsOf(rule.claim));
 
-  std::string review_host;
-  if (std::string c = CanonicalizeUrl(rule.review.url); !c.empty()) {
-    review_host = std::string(CanonicalHost(c));
-  }
   bool fact_check_link = false;
-  for (const std::string& url : post.urls) {
-    fact_check_link = fact_check_link || IsFactCheckUrl(url, review_host);
+  if (!post_.urls.empty()) {
+    std::string review_host;
+    if (std::string c = CanonicalizeUrl(rule.review.url); !c.empty()) {
+      review_host = std::string(CanonicalHost(c));
+    }
+    for (const std::string& url : post_.urls) {
+      fact_check_link = fact_check_link || IsFactCheckUrl(url, review_host);
+    }
   }
 
   // A question mark or quotation marks around the matched words.
+  const std::string_view original = original_;
   bool question = false, quoted = false;
   if (n > 0) {
-    ByteRange window_begin = post.OriginalRange(post.words[lo].begin, post.words[lo].end);
-    ByteRange match_begin =
-        post.OriginalRange(post.words[first].begin, post.words[first].end);
-    ByteRange match_end =
-        post.OriginalRange(post.words[last].begin, post.words[last].end);
+    const ByteRange& window_begin = word_origins_[lo];
+    const ByteRange& match_begin = word_origins_[first];
+    const ByteRange& match_end = word_origins_[last];
     size_t after_end =
-        hi + 1 < static_cast<int64_t>(n)
-            ? post.OriginalRange(post.words[hi + 1].begin, post.words[hi + 1].end).begin
-            : original.size();
+        hi + 1 < static_cast<int64_t>(n) ? word_origins_[hi + 1].begin : original.size();
     size_t before_begin = lo > 0 ? window_begin.begin : 0;
     // The question mark must close the matched sentence, not some later one.
-    size_t next_word =
-        last + 1 < static_cast<int64_t>(n)
-            ? post.OriginalRange(post.words[last + 1].begin, post.words[last + 1].end)
-                  .begin
-            : original.size();
+    size_t next_word = last + 1 < static_cast<int64_t>(n) ? word_origins_[last + 1].begin
+                                                          : original.size();
     question = original.substr(match_end.end, next_word - match_end.end).find('?') !=
                std::string_view::npos;
     quoted = HasQuote(original, before_begin, match_begin.begin) &&
              HasQuote(original, match_end.end, after_end);
   }
 
-  if (sarcasm > 0) return Stance::kUnclear;
+  if (sarcasm_ > 0) return Stance::kUnclear;
   const bool debunk = refutations > 0 || negation_flip || fact_check_link;
   if (debunk && affirmations > 0) return Stance::kUnclear;
   if (debunk) return Stance::kDebunks;
   if (affirmations > 0) return Stance::kRepeats;
   if (question || quoted) return Stance::kUnclear;
   return Stance::kRepeats;
+}
+
+Stance DetectStance(std::string_view original, const NormalizedText& post,
+                    const std::vector<ByteRange>& spans, const Rule& rule) {
+  return StanceReader(original, post).Of(spans, rule);
 }
 
 }  // namespace factlens

@@ -38,9 +38,27 @@ bool ParseStance(std::string_view name, Stance* out);
 inline constexpr int kStanceWindow = 8;
 inline constexpr int kNegationReach = 2;
 
-// Returns the stance of the post `original` (UTF-8; `post` is Normalize(original))
-// towards `rule`, whose match covers the original byte ranges `spans` (empty: the
-// whole post).
+// Reads the stance of one post towards each rule it matched. What does not depend
+// on the rule (the post's words and where they came from, its sarcasm, read over
+// the whole post) is read once, when it is made, not once per match: a post
+// matching many rules costs one pass over its words, then a window per match.
+class StanceReader {
+ public:
+  // `original` (UTF-8) and `post` (Normalize(original)) must outlive the reader.
+  StanceReader(std::string_view original, const NormalizedText& post);
+  // Returns the stance of the post towards `rule`, whose match covers the
+  // original byte ranges `spans` (empty: the whole post).
+  Stance Of(const std::vector<ByteRange>& spans, const Rule& rule) const;
+
+ private:
+  std::string_view original_;
+  const NormalizedText& post_;
+  std::vector<std::string_view> words_;  // post.words' text
+  std::vector<ByteRange> word_origins_;  // their original byte ranges
+  int sarcasm_ = 0;                      // cues and markers in the whole post
+};
+
+// Returns StanceReader(original, post).Of(spans, rule).
 Stance DetectStance(std::string_view original, const NormalizedText& post,
                     const std::vector<ByteRange>& spans, const Rule& rule);
 
