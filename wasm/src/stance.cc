@@ -167,9 +167,9 @@ const char* const kFactCheckSites[] = {
     "tagesschau.de/faktenfinder",
 };
 
-// The cues of `cues` that can match at a word starting with byte b,
-// at [b], in list order: the first byte of their first word (a word starting with
-// '*' matches every word).
+// For each byte b, the cues of `cues` (their indices, in list order) that can
+// match at a word starting with b: those whose first word starts with b, and
+// those whose first word is empty or starts with '*' (tried at every word).
 using CueIndex = std::vector<std::vector<uint16_t>>;
 CueIndex IndexByFirstByte(const std::vector<Phrase>& cues) {
   CueIndex index(256);
@@ -234,15 +234,27 @@ std::vector<std::string> WordsOf(std::string_view text) {
   return out;
 }
 
+// Whether words[i] negates: a negation word, or the "t" of a contraction.
+template <typename Words>
+bool IsNegationAt(const Words& words, size_t i) {
+  return Negations().count(words[i]) > 0 ||
+         (i > 0 && IsContractedNot(words[i - 1], words[i]));
+}
+
 int CountNegations(const std::vector<std::string>& words) {
   int count = 0;
-  for (size_t i = 0; i < words.size(); ++i) {
-    if (Negations().count(words[i]) ||
-        (i > 0 && IsContractedNot(words[i - 1], words[i]))) {
-      ++count;
-    }
-  }
+  for (size_t i = 0; i < words.size(); ++i) count += IsNegationAt(words, i);
   return count;
+}
+
+// Whether `phrase` matches words[i, ...), ending before words[end].
+bool PhraseAt(const Phrase& phrase, const std::vector<std::string_view>& words, int64_t i,
+              int64_t end) {
+  if (i + static_cast<int64_t>(phrase.size()) > end) return false;
+  for (size_t k = 0; k < phrase.size(); ++k) {
+    if (!WordMatches(phrase[k], words[i + k])) return false;
+  }
+  return true;
 }
 
 bool IsQuote(uint32_t c) {
@@ -311,13 +323,8 @@ StanceReader::StanceReader(std::string_view original, const NormalizedText& post
   // (Every cue that matches at every word counts.)
   const int64_t count = static_cast<int64_t>(n);
   for (int64_t i = 0; i < count; ++i) {
-    for (uint16_t c : SarcasmCuesByByte()[FirstByte(words_[i])]) {
-      const Phrase& cue = SarcasmCues()[c];
-      bool all = i + static_cast<int64_t>(cue.size()) <= count;
-      for (size_t k = 0; all && k < cue.size(); ++k)
-        all = WordMatches(cue[k], words_[i + k]);
-      if (all) ++sarcasm_;
-    }
+    for (uint16_t c : SarcasmCuesByByte()[FirstByte(words_[i])])
+      sarcasm_ += PhraseAt(SarcasmCues()[c], words_, i, count);
   }
   for (std::string_view marker :
        {"/s", "\xF0\x9F\x99\x84" /* eye roll */, "\xF0\x9F\x98\x8F" /* smirk */}) {
@@ -376,30 +383,18 @@ Stance StanceReader::Of(const std::vector<ByteRange>& spans, const Rule& rule) c
     return own.count(std::string(word)) > 0;
   };
 
-  auto phrase_at = [&](const Phrase& phrase, int64_t i) {
-    if (i + static_cast<int64_t>(phrase.size()) - 1 > hi) return false;
-    for (size_t k = 0; k < phrase.size(); ++k) {
-      if (!WordMatches(phrase[k], words[i + k])) return false;
-    }
-    return true;
-  };
-  auto is_negation = [&](int64_t j) {
-    return Negations().count(words[j]) > 0 ||
-           (j > 0 && IsContractedNot(words[j - 1], words[j]));
-  };
-
   int refutations = 0, affirmations = 0;
   std::vector<bool> bound(n, false);  // negations that belong to a cue
   for (int64_t i = lo; i <= hi; ++i) {
     // (The cues in list order, those that can start with this word's first byte.)
     for (uint16_t c : RefutationCuesByByte()[FirstByte(words[i])]) {
       const Phrase& cue = RefutationCues()[c];
-      if (!phrase_at(cue, i)) continue;
+      if (!PhraseAt(cue, words, i, hi + 1)) continue;
       if (cue.size() == 1 && is_own(words[i])) continue;
       // A negation just before the cue turns it around: "not fake", "kein Fake".
       bool negated = false;
       for (int64_t j = std::max<int64_t>(lo, i - 3); j < i; ++j) {
-        if (is_negation(j)) {
+        if (IsNegationAt(words, j)) {
           negated = true;
           bound[j] = true;
         }
@@ -423,7 +418,7 @@ Stance StanceReader::Of(const std::vector<ByteRange>& spans, const Rule& rule) c
   const int64_t near_hi =
       std::min<int64_t>(static_cast<int64_t>(n) - 1, last + kNegationReach);
   for (int64_t i = near_lo; i <= near_hi; ++i) {
-    if (!bound[i] && is_negation(i)) ++window_negations;
+    if (!bound[i] && IsNegationAt(words, i)) ++window_negations;
   }
   // (The claim's own are counted only if there are any near the match.)
   const bool negation_flip =
