@@ -40,7 +40,7 @@ std::string Word(std::mt19937& rng) {
 
 // A random pattern from constructs the atom extraction must reason about.
 std::string RandomPattern(std::mt19937& rng) {
-  switch (rng() % 9) {
+  switch (rng() % 10) {
     case 0:
       return "\\b" + Word(rng) + "s? (" + Word(rng) + "|" + Word(rng) + ")\\b";
     case 1:
@@ -66,6 +66,8 @@ std::string RandomPattern(std::mt19937& rng) {
         default:
           return Word(rng) + "\\x{17F}";  // LONG S, folds to s
       }
+    case 8:  // (the second word is not word-anchored: \W* may be empty)
+      return Word(rng) + (rng() % 2 ? "\\W*" : "[-.]?") + Word(rng);
     default:
       return "\\b" + Word(rng) + "\\b.{0,20}\\b" + Word(rng) + "\\b";
   }
@@ -106,7 +108,7 @@ std::string RandomPost(std::mt19937& rng) {
     if (rng() % 6 == 0) w = (rng() % 2 ? "K" : "S") + w;
     post += w + dress[rng() % 7];
     if (rng() % 9 == 0) post += "123";
-    post += ' ';
+    if (rng() % 8 != 0) post += ' ';  // (else glued to the next word)
   }
   return post;
 }
@@ -545,6 +547,180 @@ TEST_CASE("prefilter: candidates are exactly those of a naive search for the ato
   }
   CHECK(found > 1000);
   CHECK(near_misses > 1000);  // items with some but not all groups present
+}
+
+// Word-anchored atoms (a trie walked from each place a word can start) and the
+// others (the automaton) in one list, even in one group: the candidates are
+// exactly a naive search's, where an anchored atom counts only at the text's
+// start or after a byte that is not an ASCII letter or digit. Posts plant atoms
+// after spaces, letters, digits, '_', '-' and bytes outside ASCII.
+TEST_CASE("prefilter: word-anchored atoms count only where a word can start",
+          "[prefilter]") {
+  std::mt19937 rng(59);
+  auto alnum = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  };
+  // True if `atom` (lower case) occurs in `text` (lowered), at a word start if
+  // `word`.
+  auto occurs = [&](const std::string& text, const std::string& atom, bool word) {
+    for (size_t at = text.find(atom); at != std::string::npos;
+         at = text.find(atom, at + 1)) {
+      if (!word || at == 0 || !alnum(text[at - 1])) return true;
+    }
+    return false;
+  };
+  const char* before[] = {" ", "", "x", "7", "_", "-", "\xD1\x81", "\n"};
+  size_t found = 0, inside_words = 0, words_seen = 0;
+  for (int list = 0; list < 30; ++list) {
+    Prefilter pf;
+    const uint32_t items = 20 + static_cast<uint32_t>(rng() % 200);
+    struct Atom {
+      std::string text;
+      bool word;
+    };
+    std::vector<std::vector<std::vector<Atom>>> item_groups(items);
+    std::vector<std::string> atoms;
+    for (uint32_t i = 0; i < items; ++i) {
+      std::vector<std::vector<std::string>> groups(1 + rng() % 3);
+      std::vector<std::vector<bool>> word_start(groups.size());
+      for (size_t g = 0; g < groups.size(); ++g) {
+        for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n; ++k) {
+          std::string atom = Word(rng);
+          if (rng() % 3 == 0) atom = atom.substr(0, 1 + rng() % atom.size());
+          if (rng() % 3 == 0) atom += " " + Word(rng);
+          if (rng() % 9 == 0) atom = "\xD1\x81" + atom;
+          const bool word = rng() % 3 != 0;
+          groups[g].push_back(atom);
+          word_start[g].push_back(word);
+          atoms.push_back(atom);
+        }
+      }
+      for (size_t g = 0; g < groups.size(); ++g) {
+        item_groups[i].emplace_back();
+        for (size_t k = 0; k < groups[g].size(); ++k)
+          item_groups[i][g].push_back({groups[g][k], word_start[g][k]});
+      }
+      // The same atom may be anchored in one group and not in another.
+      pf.AddItem(i, groups, word_start);
+    }
+    pf.Build(items);
+    REQUIRE(pf.word_state_count() > 1);
+    REQUIRE(pf.state_count() > 1);
+    ByteWriter w;
+    pf.Serialize(&w);
+    Prefilter restored;
+    ByteReader r(w.bytes());
+    REQUIRE(restored.Deserialize(&r));
+
+    for (int p = 0; p < 40; ++p) {
+      std::string post = RandomPost(rng);
+      for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k)
+        post += before[rng() % 8] + atoms[rng() % atoms.size()];
+      const std::string lowered = AsciiLowered(post);
+      std::vector<uint32_t> expected;
+      for (uint32_t i = 0; i < items; ++i) {
+        bool all = true;
+        for (const auto& g : item_groups[i]) {
+          bool any = false;
+          for (const Atom& a : g) {
+            const bool here = occurs(lowered, a.text, a.word);
+            any |= here;
+            if (a.word) {
+              words_seen += here;
+              inside_words += !here && occurs(lowered, a.text, false);
+            }
+          }
+          all &= any;
+        }
+        if (all) expected.push_back(i);
+      }
+      INFO("list " << list << ", post " << post);
+      REQUIRE(pf.Candidates(post) == expected);
+      REQUIRE(restored.Candidates(post) == expected);
+      found += expected.size();
+    }
+  }
+  CHECK(found > 1000);
+  CHECK(words_seen > 1000);
+  CHECK(inside_words > 100);  // anchored atoms present only inside words
+}
+
+// The verdicts of patterns whose atoms may or may not be word-anchored, on posts
+// whose words are glued by nothing, spaces, punctuation, '_', digits, newlines
+// and bytes outside ASCII: the same with the prefilter as without it.
+TEST_CASE("prefilter: word-anchored atoms lose no match, whatever joins the words",
+          "[prefilter]") {
+  std::mt19937 rng(60);
+  // (@1, @2 and @3 stand for words.)
+  const char* templates[] = {
+      "@1\\W*@2",    "@1[-.]?@2",     "@1\\W+@2", "\\b@1",
+      "@1\\b",       "\\b-?@1",       "^@1",      "(?m)^@1",
+      "[-_]@1",      "\\d+@1",        "\\B@1",    "(?:@1|\\b@2)@3",
+      "@1\\s*\\b@2", "\\b(?:@1|-@2)", "[^a-z]@1", "@1(?:\\W+\\w+){0,2}\\W+@2"};
+  const char* glue[] = {"", " ", "-", "_", ".", "\n", "7", "\xD1\x81", "! ", "  "};
+  int compared = 0, matched = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    json rules = json::array();
+    for (int i = 0; i < 20; ++i) {
+      std::string pattern = templates[rng() % (sizeof(templates) / sizeof(templates[0]))];
+      for (const char* slot : {"@1", "@2", "@3"}) {
+        const size_t at = pattern.find(slot);
+        if (at != std::string::npos) pattern.replace(at, 2, Word(rng));
+      }
+      json rule = RandomRule(rng, i);
+      rule["match"] = {{"patterns", {pattern}}};
+      rules.push_back(rule);
+    }
+    WithAndWithout engines(testing::ListWithRules(rules.dump()));
+    for (int p = 0; p < 80; ++p) {
+      std::string post;
+      for (int k = 1 + static_cast<int>(rng() % 8); k > 0; --k)
+        post += glue[rng() % (sizeof(glue) / sizeof(glue[0]))] + Word(rng);
+      const std::string a = engines.Verdict(post);
+      ++compared;
+      matched += a.find("\"ruleId\"") != std::string::npos;
+    }
+  }
+  CHECK(matched > compared / 3);
+}
+
+// ExtractAtoms marks an atom word-anchored only where every match has no word
+// byte before it: after \b and a word byte, ^, or a piece ending in \W, a space
+// or punctuation.
+TEST_CASE("prefilter: atoms after \\b, ^ or a non-word piece are word-anchored",
+          "[prefilter]") {
+  struct Case {
+    const char* pattern;
+    std::vector<std::string> atoms;  // of the strongest group
+    std::vector<bool> word_start;
+  };
+  const Case cases[] = {
+      {"\\bvaccine", {"vaccine"}, {true}},
+      {"vaccine", {"vaccine"}, {false}},
+      {"\\b-vaccine", {"-vaccine"}, {false}},  // \b before '-': a word byte before
+      {"^vaccine", {"vaccine"}, {true}},
+      {"(?m)^vaccine", {"vaccine"}, {true}},
+      {"\\b(?:chip|-chip)", {"-chip", "chip"}, {false, true}},
+      {"(?:\\bchip|chip)s", {"chips"}, {false}},  // one atom from both: not anchored
+      {"[a-z]+\\W+gatesss", {"gatesss"}, {true}},
+      {"[a-z]+ gatesss", {" gatesss"}, {false}},   // the space is in the atom
+      {"\\d+[-_]+gatesss", {"gatesss"}, {false}},  // '_' is a word byte
+      {"\\d+[-.]+gatesss", {"gatesss"}, {true}},
+      {"\\w+(?:\\W+\\w+){0,2}\\W+towers", {"towers"}, {true}},
+      {"x*\\W*towers", {"towers"}, {false}},  // \W* may be empty, after x
+      {"\\btower\\b.{0,9}\\bcure", {"tower"}, {true}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.pattern);
+    re2::RegexpStatus status;
+    re2::Regexp* re = re2::Regexp::Parse(c.pattern, re2::Regexp::LikePerl, &status);
+    REQUIRE(re != nullptr);
+    const RegexpAtoms atoms = ExtractAtoms(re);
+    re->Decref();
+    REQUIRE(atoms.usable);
+    CHECK(atoms.groups[0] == c.atoms);
+    CHECK(atoms.word_start[0] == c.word_start);
+  }
 }
 
 TEST_CASE("prefilter: a corrupted scan form is refused or scans in range",

@@ -998,7 +998,7 @@ struct LoadBudget {
     const uint32_t item = static_cast<uint32_t>(m->patterns.size());
     const RegexpAtoms atoms = ExtractAtoms(parsed);
     if (atoms.usable) {
-      m->prefilter.AddItem(item, atoms.groups);
+      m->prefilter.AddItem(item, atoms.groups, atoms.word_start);
     } else {
       m->prefilter.AddAlwaysItem(item);
     }
@@ -1096,7 +1096,11 @@ struct LoadBudget {
     if (ks.all.empty() && ks.any.empty()) {
       pf.AddAlwaysItem(base + k);
     } else {
-      pf.AddItem(base + k, KeywordAtoms(ks, *m, word_use));
+      // A keyword is a whole post word (or its start, with *): after a space.
+      const std::vector<std::vector<std::string>> atoms = KeywordAtoms(ks, *m, word_use);
+      std::vector<std::vector<bool>> word_start;
+      for (const auto& group : atoms) word_start.emplace_back(group.size(), true);
+      pf.AddItem(base + k, atoms, word_start);
     }
   }
   pf.Build(static_cast<uint32_t>(m->patterns.size() + m->keyword_sets.size()));

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -24,6 +25,30 @@ namespace {
 constexpr size_t kMaxExact = 16;       // strings in an exact set
 constexpr size_t kMaxExactBytes = 64;  // length of one exact string
 constexpr int kMaxClassRunes = 4;      // small classes enumerate their runes
+
+// Zero-width marks inside the strings of an Info (never in UTF-8, so never a
+// literal's byte), which ExtractAtoms reads and removes: kBoundaryMark is a \b
+// (with a word byte after it, the byte before is not one), kAfterNonWordMark says
+// the byte before is not a word byte (or there is none): after ^, or after a
+// piece whose matches all end with one (EndsOf). An atom that starts with either
+// (so) is word-anchored: Prefilter::AddItem.
+constexpr char kBoundaryMark = '\xFF', kAfterNonWordMark = '\xFE';
+// The bytes after which a word-anchored atom is looked for: all but ASCII letters
+// and digits (so after RE2's non-word bytes, and after the space before a word).
+bool IsAsciiAlnum(char c) {
+  const unsigned char b = static_cast<unsigned char>(c);
+  return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+}
+bool IsMark(char c) { return c == kBoundaryMark || c == kAfterNonWordMark; }
+// RE2's \w, ASCII only: what \b is about.
+bool IsRe2WordByte(char c) {
+  const unsigned char b = static_cast<unsigned char>(c);
+  return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') || b == '_';
+}
+// Bytes of `s` that are not marks: its length as an atom.
+size_t RealSize(const std::string& s) {
+  return s.size() - static_cast<size_t>(std::count_if(s.begin(), s.end(), IsMark));
+}
 
 std::string RuneUtf8(re2::Rune r) {
   char buf[re2::UTFmax];
@@ -50,7 +75,11 @@ struct Info {
 // empty string among them means "no guarantee".
 Info AsRequired(Info info) {
   if (info.kind == Info::kNothing) return info;
-  if (info.strs.empty() || info.strs.count("") > 0) return Info::Nothing();
+  if (info.strs.empty() ||
+      std::any_of(info.strs.begin(), info.strs.end(),
+                  [](const std::string& s) { return RealSize(s) == 0; })) {
+    return Info::Nothing();
+  }
   info.kind = Info::kRequired;
   return info;
 }
@@ -61,7 +90,7 @@ bool Better(const Info& a, const Info& b) {
   if (a.kind == Info::kNothing) return false;
   auto shortest = [](const Info& i) {
     size_t m = SIZE_MAX;
-    for (const std::string& s : i.strs) m = std::min(m, s.size());
+    for (const std::string& s : i.strs) m = std::min(m, RealSize(s));
     return m;
   };
   size_t sa = std::min<size_t>(shortest(a), 8), sb = std::min<size_t>(shortest(b), 8);
@@ -71,6 +100,77 @@ bool Better(const Info& a, const Info& b) {
 
 Info Walk(re2::Regexp* re, int depth);
 
+// What every match of a node ends with: a byte that is not a word byte (RE2's
+// \w), the same or nothing (it may match empty), or anything (unknown).
+enum class Ends { kUnknown, kNonWord, kNonWordOrEmpty };
+
+// The last rune of a literal: a non-word ASCII byte, or outside ASCII (its last
+// UTF-8 byte is a continuation byte), unless case folding could make it ASCII.
+Ends EndsOfRune(re2::Rune r, int flags) {
+  if (r < 0x80)
+    return IsRe2WordByte(static_cast<char>(r)) ? Ends::kUnknown : Ends::kNonWord;
+  return (flags & re2::Regexp::FoldCase) ? Ends::kUnknown : Ends::kNonWord;
+}
+
+Ends EndsOf(re2::Regexp* re, int depth) {
+  if (depth > 200) return Ends::kUnknown;
+  switch (re->op()) {
+    case re2::kRegexpNoMatch:
+      return Ends::kNonWord;  // (no match at all)
+    case re2::kRegexpEmptyMatch:
+    case re2::kRegexpBeginLine:
+    case re2::kRegexpEndLine:
+    case re2::kRegexpBeginText:
+    case re2::kRegexpEndText:
+    case re2::kRegexpWordBoundary:
+    case re2::kRegexpNoWordBoundary:
+      return Ends::kNonWordOrEmpty;
+    case re2::kRegexpLiteral:
+      return EndsOfRune(re->rune(), re->parse_flags());
+    case re2::kRegexpLiteralString:
+      return re->nrunes() == 0
+                 ? Ends::kNonWordOrEmpty
+                 : EndsOfRune(re->runes()[re->nrunes() - 1], re->parse_flags());
+    case re2::kRegexpCharClass:
+      // (A folded class holds its other case forms already.)
+      for (re2::RuneRange r : *re->cc()) {
+        auto meets = [&](re2::Rune lo, re2::Rune hi) { return r.lo <= hi && r.hi >= lo; };
+        if (meets('0', '9') || meets('A', 'Z') || meets('a', 'z') || meets('_', '_'))
+          return Ends::kUnknown;
+      }
+      return Ends::kNonWord;
+    case re2::kRegexpCapture:
+    case re2::kRegexpPlus:
+      return EndsOf(re->sub()[0], depth + 1);
+    case re2::kRegexpConcat:
+      // The last piece that matched something ends the match.
+      for (int i = re->nsub() - 1; i >= 0; --i) {
+        const Ends e = EndsOf(re->sub()[i], depth + 1);
+        if (e != Ends::kNonWordOrEmpty) return e;
+      }
+      return Ends::kNonWordOrEmpty;
+    case re2::kRegexpAlternate: {
+      Ends all = Ends::kNonWord;
+      for (int i = 0; i < re->nsub(); ++i) {
+        const Ends e = EndsOf(re->sub()[i], depth + 1);
+        if (e == Ends::kUnknown) return e;
+        if (e == Ends::kNonWordOrEmpty) all = e;
+      }
+      return all;
+    }
+    case re2::kRegexpStar:
+    case re2::kRegexpQuest:
+    case re2::kRegexpRepeat: {
+      if (re->op() == re2::kRegexpRepeat && re->max() == 0) return Ends::kNonWordOrEmpty;
+      const Ends e = EndsOf(re->sub()[0], depth + 1);
+      if (re->op() == re2::kRegexpRepeat && re->min() >= 1) return e;
+      return e == Ends::kUnknown ? e : Ends::kNonWordOrEmpty;
+    }
+    default:  // any character, any byte, have match
+      return Ends::kUnknown;
+  }
+}
+
 // With `pieces`, the required pieces are moved there and, unless every piece is
 // exact, Nothing is returned: the caller (ExtractAtoms) would only use the best
 // piece when there is none, and the best one is always among them.
@@ -78,6 +178,9 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
   Info best;  // the best required set seen among finished pieces
   Info run = Info::Exact({""});
   bool all_exact = true;
+  // Whether the byte before subs[i] is sure not to be a word byte (what the
+  // pieces before it end with); a run that starts there starts with the mark.
+  bool after_non_word = false;
   auto retire = [&](Info piece) {
     piece = AsRequired(std::move(piece));
     if (pieces != nullptr) {
@@ -88,13 +191,16 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
   };
   for (int i = 0; i < n; ++i) {
     Info sub = Walk(subs[i], depth + 1);
+    const bool sub_after_non_word = after_non_word;
+    const Ends ends = EndsOf(subs[i], depth + 1);
+    if (ends != Ends::kNonWordOrEmpty) after_non_word = ends == Ends::kNonWord;
     if (sub.kind == Info::kExact && run.kind == Info::kExact && sub.strs.size() == 1) {
       // One string (a literal, or "" for \b): appended to each of run's in place
       // (the common case; distinct strings stay distinct with one suffix).
       const std::string& b = *sub.strs.begin();
       bool too_long = false;
       for (const std::string& a : run.strs)
-        too_long |= a.size() + b.size() > kMaxExactBytes;
+        too_long |= RealSize(a) + RealSize(b) > kMaxExactBytes;
       if (!too_long) {
         if (!b.empty()) {
           std::set<std::string> joined;
@@ -114,7 +220,7 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
       bool too_long = false;
       for (const std::string& a : run.strs) {
         for (const std::string& b : sub.strs) {
-          if (a.size() + b.size() > kMaxExactBytes) too_long = true;
+          if (RealSize(a) + RealSize(b) > kMaxExactBytes) too_long = true;
           cross.insert(a + b);
         }
       }
@@ -127,9 +233,14 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
     retire(std::move(run));
     if (sub.kind == Info::kExact) {
       run = std::move(sub);  // may grow with what follows
+      if (sub_after_non_word) {
+        std::set<std::string> marked;
+        for (const std::string& a : run.strs) marked.insert(kAfterNonWordMark + a);
+        run.strs.swap(marked);
+      }
     } else {
       retire(std::move(sub));
-      run = Info::Exact({""});
+      run = Info::Exact({after_non_word ? std::string(1, kAfterNonWordMark) : ""});
     }
   }
   if (all_exact) return run;
@@ -141,13 +252,15 @@ Info Walk(re2::Regexp* re, int depth) {
   if (depth > 200) return Info::Nothing();  // parse depth is bounded; be safe anyway
   switch (re->op()) {
     case re2::kRegexpEmptyMatch:
-    case re2::kRegexpBeginLine:
     case re2::kRegexpEndLine:
-    case re2::kRegexpBeginText:
     case re2::kRegexpEndText:
-    case re2::kRegexpWordBoundary:
     case re2::kRegexpNoWordBoundary:
       return Info::Exact({""});
+    case re2::kRegexpBeginLine:  // (after a newline or at the start)
+    case re2::kRegexpBeginText:
+      return Info::Exact({std::string(1, kAfterNonWordMark)});
+    case re2::kRegexpWordBoundary:
+      return Info::Exact({std::string(1, kBoundaryMark)});
     case re2::kRegexpLiteral:
       // A non-ASCII literal still marked for case folding could match another
       // case form we would not list: give no guarantee rather than a wrong one.
@@ -303,7 +416,7 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes) {
   auto usable = [&](const Info& i) {
     if (i.kind != Info::kRequired) return false;
     for (const std::string& s : i.strs) {
-      if (s.size() < min_atom_bytes) return false;
+      if (RealSize(s) < min_atom_bytes) return false;
     }
     return true;
   };
@@ -314,7 +427,28 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes) {
   RegexpAtoms out;
   for (const Info& i : pieces) {
     if (out.groups.size() == Prefilter::kMaxGroups) break;
-    out.groups.emplace_back(i.strs.begin(), i.strs.end());
+    // The atoms without their marks; word-anchored if they start with a mark that
+    // says so, in every string that gives the same atom.
+    std::map<std::string, bool> atoms;
+    for (const std::string& s : i.strs) {
+      size_t k = 0;
+      bool boundary = false, after_non_word = false;
+      for (; k < s.size() && IsMark(s[k]); ++k)
+        (s[k] == kBoundaryMark ? boundary : after_non_word) = true;
+      const bool anchored =
+          after_non_word || (boundary && k < s.size() && IsRe2WordByte(s[k]));
+      std::string text;
+      std::copy_if(s.begin(), s.end(), std::back_inserter(text),
+                   [](char c) { return !IsMark(c); });
+      auto [at, fresh] = atoms.emplace(std::move(text), anchored);
+      if (!fresh) at->second = at->second && anchored;
+    }
+    out.groups.emplace_back();
+    out.word_start.emplace_back();
+    for (const auto& [text, anchored] : atoms) {
+      out.groups.back().push_back(text);
+      out.word_start.back().push_back(anchored);
+    }
   }
   out.usable = !out.groups.empty();
   return out;
@@ -496,7 +630,8 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
 // ------------------------------------------------------------------ automaton --
 
 void Prefilter::AddItem(uint32_t item,
-                        const std::vector<std::vector<std::string>>& groups) {
+                        const std::vector<std::vector<std::string>>& groups,
+                        const std::vector<std::vector<bool>>& word_start) {
   // An empty atom is in every text, an empty group in none: either way the item
   // must simply always be checked.
   size_t used = std::min(groups.size(), kMaxGroups);
@@ -512,7 +647,10 @@ void Prefilter::AddItem(uint32_t item,
   if (item_groups_.size() <= item) item_groups_.resize(item + 1, 0);
   item_groups_[item] = static_cast<uint8_t>(used);
   for (size_t g = 0; g < used; ++g) {
-    for (const std::string& a : groups[g]) {
+    for (size_t k = 0; k < groups[g].size(); ++k) {
+      const std::string& a = groups[g][k];
+      const bool word =
+          g < word_start.size() && k < word_start[g].size() && word_start[g][k];
       const uint32_t begin = static_cast<uint32_t>(pending_text_.size());
       pending_text_.append(a);
       uint64_t head = 0;
@@ -523,7 +661,7 @@ void Prefilter::AddItem(uint32_t item,
                   << (56 - 8 * (k - begin));
       }
       pending_.push_back({head, begin, static_cast<uint32_t>(a.size()),
-                          static_cast<uint32_t>(item * kMaxGroups + g)});
+                          static_cast<uint32_t>(item * kMaxGroups + g), word});
     }
   }
 }
@@ -537,27 +675,34 @@ void Prefilter::Build(uint32_t item_count) {
   auto atom_of = [&](const Pending& p) { return text.substr(p.begin, p.size); };
   // By atom, then key. Heads that differ order their atoms as the bytes do (a
   // zero pad sorts first, as a shorter string does).
+  // The atoms of the scan, then the word-anchored ones (two tries).
   std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
+    if (a.word != b.word) return b.word;
     if (a.head != b.head) return a.head < b.head;
     const int order = atom_of(a).compare(atom_of(b));
     return order != 0 ? order < 0 : a.key < b.key;
   });
   pending_.erase(std::unique(pending_.begin(), pending_.end(),
                              [&](const Pending& a, const Pending& b) {
-                               return a.key == b.key && atom_of(a) == atom_of(b);
+                               return a.key == b.key && a.word == b.word &&
+                                      atom_of(a) == atom_of(b);
                              }),
                  pending_.end());
   std::sort(always_.begin(), always_.end());
   always_.erase(std::unique(always_.begin(), always_.end()), always_.end());
 
   // Distinct atoms in sorted order, and their items.
+  // (The scan's, then the word-anchored ones from word_begin on.)
   std::vector<std::string_view> atoms;
   std::vector<uint32_t> atom_item_begin;
+  size_t word_begin = 0;
   atom_items_.clear();
   for (size_t i = 0; i < pending_.size(); ++i) {
     const std::string_view atom = atom_of(pending_[i]);
-    if (atoms.empty() || atoms.back() != atom) {
+    const bool first_word = pending_[i].word && (i == 0 || !pending_[i - 1].word);
+    if (atoms.empty() || atoms.back() != atom || first_word) {
       if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
+      if (!pending_[i].word) word_begin = atoms.size() + 1;
       atoms.push_back(atom);
       atom_item_begin.push_back(static_cast<uint32_t>(atom_items_.size()));
     }
@@ -568,7 +713,27 @@ void Prefilter::Build(uint32_t item_count) {
   if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
   atom_count_ = static_cast<uint32_t>(atoms.size());
   std::vector<uint8_t>().swap(item_groups_);
+  tails_.clear();
+  auto part = [&](size_t begin, size_t end, std::vector<uint32_t>* nodes) {
+    const std::vector<std::string_view> some(atoms.begin() + begin, atoms.begin() + end);
+    const std::vector<uint32_t> keys(atom_item_begin.begin() + begin,
+                                     atom_item_begin.begin() + end);
+    return BuildTrie(some, keys, nodes);
+  };
+  state_count_ = part(0, word_begin, &nodes_);
+  word_state_count_ = part(word_begin, atoms.size(), &word_nodes_);
+  FillRootRow();
+  SetDenseStates(SIZE_MAX);
+  tails_.shrink_to_fit();
+  pending_.clear();
+  pending_.shrink_to_fit();
+  pending_text_.clear();
+  pending_text_.shrink_to_fit();
+}
 
+uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
+                              const std::vector<uint32_t>& atom_item_begin,
+                              std::vector<uint32_t>* nodes_out) {
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
   // and no cut atom is a proper prefix of another unless it is a whole atom.
@@ -653,9 +818,9 @@ void Prefilter::Build(uint32_t item_count) {
 
   // Failure and dictionary links, in breadth-first order (parents first).
   std::vector<uint32_t> fail(n, 0), dict(n, kNone);
-  std::memset(root_next_, 0, sizeof(root_next_));
+  uint32_t root_next[256] = {};
   for (uint32_t e = edge_begin[0]; e < edge_begin[1]; ++e) {
-    root_next_[edge_byte[e]] = edge_next[e];
+    root_next[edge_byte[e]] = edge_next[e];
   }
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t e = edge_begin[s]; e < edge_begin[s + 1]; ++e) {
@@ -666,7 +831,7 @@ void Prefilter::Build(uint32_t item_count) {
         uint32_t t = fail[s];
         for (;;) {
           if (t == 0) {
-            f = root_next_[c];
+            f = root_next[c];
             break;
           }
           uint32_t found = kNone;
@@ -701,9 +866,8 @@ void Prefilter::Build(uint32_t item_count) {
   };
   std::vector<uint32_t> at(n + 1, 0);
   for (uint32_t s = 0; s < n; ++s) at[s + 1] = at[s] + RecordWords(head_of(s));
+  std::vector<uint32_t>& nodes_ = *nodes_out;
   nodes_.assign(at[n], 0);
-  state_count_ = n;
-  tails_.clear();
   for (uint32_t s = 0; s < n; ++s) {
     const uint32_t head = head_of(s);
     const uint32_t count = head & 0xFF;
@@ -734,13 +898,7 @@ void Prefilter::Build(uint32_t item_count) {
       for (uint32_t k = 0; k < count; ++k) next[k] = at[edge_next[edge_begin[s] + k]];
     }
   }
-  FillRootRow();
-  SetDenseStates(SIZE_MAX);
-  tails_.shrink_to_fit();
-  pending_.clear();
-  pending_.shrink_to_fit();
-  pending_text_.clear();
-  pending_text_.shrink_to_fit();
+  return n;
 }
 
 void Prefilter::SetDenseStates(size_t states) {
@@ -760,7 +918,7 @@ void Prefilter::SetDenseStates(size_t states) {
   };
   for (uint32_t at = 0; at < nodes_.size(); at += RecordWords(nodes_[at + kHead])) {
     offsets.push_back(at);
-    ForEachEdge(at, [&](uint8_t byte, uint32_t) { add_class(byte); });
+    ForEachEdge(nodes_, at, [&](uint8_t byte, uint32_t) { add_class(byte); });
   }
   // Edge bytes are lower-cased, so some byte is on no edge and class 0 is its; a
   // (hostile) form whose edges use every byte value is scanned sparse.
@@ -787,7 +945,7 @@ void Prefilter::SetDenseStates(size_t states) {
     const uint32_t* fail_row =
         row == 0 ? nullptr : &dense_[dense_row_[nodes_[at + kFail]]];
     for (uint32_t k = 0; k < class_count_; ++k) out[k] = fail_row ? fail_row[k] : 0;
-    ForEachEdge(at, [&](uint8_t byte, uint32_t next) {
+    ForEachEdge(nodes_, at, [&](uint8_t byte, uint32_t next) {
       out[byte_class_[byte]] = with_output(next);
     });
   }
@@ -796,9 +954,39 @@ void Prefilter::SetDenseStates(size_t states) {
 
 void Prefilter::FillRootRow() {
   std::memset(root_next_, 0, sizeof(root_next_));
-  if (nodes_.empty()) return;
-  ForEachEdge(0, [&](uint8_t byte, uint32_t next) { root_next_[byte] = next; });
+  std::memset(word_root_next_, 0, sizeof(word_root_next_));
+  if (!nodes_.empty())
+    ForEachEdge(nodes_, 0, [&](uint8_t byte, uint32_t next) { root_next_[byte] = next; });
+  if (!word_nodes_.empty()) {
+    ForEachEdge(word_nodes_, 0,
+                [&](uint8_t byte, uint32_t next) { word_root_next_[byte] = next; });
+  }
 }
+
+namespace {
+
+// The state a sparse record (head `head`, edges at `edges`) goes to on byte `c`,
+// or 0 (the root: no record has an edge to it) if it has no edge on `c`.
+inline uint32_t EdgeOn(const uint32_t* edges, uint32_t head, uint8_t c) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  const uint32_t count = head & 0xFF;
+  if (count == 1) return (head >> 8 & 0xFF) == c ? edges[0] : 0;
+  // 8 edge bytes at a time: the lowest zero byte of bytes ^ c is the first edge
+  // on c (the bit trick flags no byte below a true zero).
+  const uint32_t groups = (count + 7) / 8;
+  const uint64_t spread = kOnes * c;
+  for (uint32_t g = 0; g < groups; ++g) {
+    uint64_t word;
+    std::memcpy(&word, edges + g * 2, 8);
+    const uint64_t x = word ^ spread;
+    const uint64_t zero = (x - kOnes) & ~x & kHighs;
+    if (zero != 0)
+      return edges[groups * 2 + g * 8 + static_cast<uint32_t>(__builtin_ctzll(zero)) / 8];
+  }
+  return 0;
+}
+
+}  // namespace
 
 std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   std::vector<uint32_t> out(always_);
@@ -814,7 +1002,6 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   // atoms never add them again.
   for (uint32_t i : always_) item_state_[i] = epoch_ << 4 | 15;
   atoms_found_.clear();
-  const uint32_t* nodes = nodes_.data();
   // True if the text after position `end` starts with the tail of the atom of
   // `record` (lower-cased).
   auto tail_follows = [&](size_t end, const uint32_t* output) {
@@ -826,88 +1013,95 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     }
     return true;
   };
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-  const uint32_t* dense = dense_.data();
-  const uint32_t* dense_row = dense_row_.data();
-  const uint32_t dense_end = dense_end_;
-  uint32_t s = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const uint8_t c = static_cast<uint8_t>(AsciiLower(text[i]));
-    uint32_t head;
-    for (;;) {
-      if (s < dense_end) {  // one step, the failure links already followed
-        const uint32_t v = dense[dense_row[s] + byte_class_[c]];
-        s = v & ~kDenseOutput;
-        head = v & kDenseOutput ? kOutputBit : 0;
-        break;
+  // The atom of the record at `record` (head `head`), whose cut ends at text
+  // position `i`, if it has one and its tail follows: its items' groups are
+  // satisfied. An atom seen before may have a suffix whose tail did not follow
+  // then, so the caller walks a dictionary chain to its end.
+  auto found = [&](const uint32_t* record, uint32_t head, size_t i) {
+    const uint32_t a = record[OutputAt(head) + kAtom];
+    if (a == kNone || (atom_seen_[a / 64] >> (a % 64) & 1) ||
+        ((head & kTailBit) && !tail_follows(i + 1, record + OutputAt(head)))) {
+      return;
+    }
+    atom_seen_[a / 64] |= uint64_t{1} << (a % 64);
+    atoms_found_.push_back(a);
+    for (uint32_t k = a;; ++k) {
+      const uint32_t key = atom_items_[k];
+      const uint32_t item = key >> 4 & (kItemLimit - 1);
+      const uint32_t full = (2u << (key & 3)) - 1;
+      uint32_t& state = item_state_[item];
+      if (state >> 4 != epoch_) state = epoch_ << 4;
+      if ((state & 15) != full) {  // else already a candidate
+        state |= 1u << (key >> 2 & 3);
+        if ((state & 15) == full) out.push_back(item);
       }
-      if (s == 0) {  // (the root, when no state is dense)
-        s = root_next_[c];
-        head = nodes[s + kHead];
-        break;
-      }
-      const uint32_t* record = nodes + s;
-      head = record[kHead];
-      const uint32_t count = head & 0xFF;
-      const uint32_t* edges = record + kEdges;
-      if (count == 1) {
-        if ((head >> 8 & 0xFF) == c) {
-          s = edges[0];
+      if (key & kLastKey) break;
+    }
+  };
+
+  // The atoms anywhere: the automaton, one step a byte.
+  if (state_count_ > 1) {
+    const uint32_t* nodes = nodes_.data();
+    const uint32_t* dense = dense_.data();
+    const uint32_t* dense_row = dense_row_.data();
+    const uint32_t dense_end = dense_end_;
+    uint32_t s = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const uint8_t c = static_cast<uint8_t>(AsciiLower(text[i]));
+      uint32_t head;
+      for (;;) {
+        if (s < dense_end) {  // one step, the failure links already followed
+          const uint32_t v = dense[dense_row[s] + byte_class_[c]];
+          s = v & ~kDenseOutput;
+          head = v & kDenseOutput ? kOutputBit : 0;
+          break;
+        }
+        if (s == 0) {  // (the root, when no state is dense)
+          s = root_next_[c];
           head = nodes[s + kHead];
           break;
         }
-      } else if (count > 1) {
-        // 8 edge bytes at a time: the lowest zero byte of bytes ^ c is the
-        // first edge on c (the bit trick flags no byte below a true zero).
-        const uint32_t groups = (count + 7) / 8;
-        const uint64_t spread = kOnes * c;
-        uint32_t found = kNone;
-        for (uint32_t g = 0; g < groups; ++g) {
-          uint64_t word;
-          std::memcpy(&word, edges + g * 2, 8);
-          const uint64_t x = word ^ spread;
-          const uint64_t zero = (x - kOnes) & ~x & kHighs;
-          if (zero != 0) {
-            found = g * 8 + static_cast<uint32_t>(__builtin_ctzll(zero)) / 8;
+        const uint32_t* record = nodes + s;
+        head = record[kHead];
+        if ((head & 0xFF) != 0) {
+          const uint32_t next = EdgeOn(record + kEdges, head, c);
+          if (next != 0) {
+            s = next;
+            head = nodes[s + kHead];
             break;
           }
         }
-        if (found != kNone) {
-          s = edges[groups * 2 + found];
-          head = nodes[s + kHead];
-          break;
-        }
+        s = record[kFail];
       }
-      s = record[kFail];
+      // Every atom whose cut ends here: this state's, then its dictionary chain's.
+      if (!(head & kOutputBit)) continue;
+      for (const uint32_t* record = nodes + s;;) {
+        const uint32_t head_here = record[kHead];
+        found(record, head_here, i);
+        const uint32_t dict = record[OutputAt(head_here) + kDict];
+        if (dict == kNone) break;
+        record = nodes + dict;
+      }
     }
-    // Every atom whose cut ends here (this state's, then its dictionary chain's),
-    // if its tail follows. An atom seen before may have a suffix whose tail did
-    // not follow then, so the chain is always walked to its end.
-    if (!(head & kOutputBit)) continue;
-    for (const uint32_t* record = nodes + s;;) {
-      const uint32_t head_here = record[kHead];
-      const uint32_t* output = record + OutputAt(head_here);
-      const uint32_t a = output[kAtom];
-      const uint32_t dict = output[kDict];
-      if (a != kNone && !(atom_seen_[a / 64] >> (a % 64) & 1) &&
-          (!(head_here & kTailBit) || tail_follows(i + 1, output))) {
-        atom_seen_[a / 64] |= uint64_t{1} << (a % 64);
-        atoms_found_.push_back(a);
-        for (uint32_t k = a;; ++k) {
-          const uint32_t key = atom_items_[k];
-          const uint32_t item = key >> 4 & (kItemLimit - 1);
-          const uint32_t full = (2u << (key & 3)) - 1;
-          uint32_t& state = item_state_[item];
-          if (state >> 4 != epoch_) state = epoch_ << 4;
-          if ((state & 15) != full) {  // else already a candidate
-            state |= 1u << (key >> 2 & 3);
-            if ((state & 15) == full) out.push_back(item);
-          }
-          if (key & kLastKey) break;
-        }
+  }
+
+  // The word-anchored atoms: a walk down their trie from each place a word can
+  // start, until the text leaves it. Each state on the way is a prefix of the
+  // text from there, so its own atom is all it holds (no failure links, no
+  // dictionary chains).
+  if (word_state_count_ > 1) {
+    const uint32_t* nodes = word_nodes_.data();
+    const size_t n = text.size();
+    for (size_t start = 0; start < n; ++start) {
+      if (start > 0 && IsAsciiAlnum(text[start - 1])) continue;
+      uint32_t s = word_root_next_[static_cast<uint8_t>(AsciiLower(text[start]))];
+      for (size_t i = start; s != 0;) {
+        const uint32_t* record = nodes + s;
+        const uint32_t head = record[kHead];
+        if (head & kOutputBit) found(record, head, i);
+        if (++i == n || (head & 0xFF) == 0) break;
+        s = EdgeOn(record + kEdges, head, static_cast<uint8_t>(AsciiLower(text[i])));
       }
-      if (dict == kNone) break;
-      record = nodes + dict;
     }
   }
   for (uint32_t a : atoms_found_) atom_seen_[a / 64] = 0;
@@ -918,6 +1112,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
 void Prefilter::Serialize(ByteWriter* w) const {
   w->U32(item_count_);
   w->Vec(nodes_);
+  w->Vec(word_nodes_);
   w->Str(tails_);
   w->Vec(atom_items_);
   w->Vec(always_);
@@ -925,13 +1120,16 @@ void Prefilter::Serialize(ByteWriter* w) const {
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
-  if (!r->Vec(&nodes_) || !r->Str(&tails_) || !r->Vec(&atom_items_) ||
-      !r->Vec(&always_)) {
+  if (!r->Vec(&nodes_) || !r->Vec(&word_nodes_) || !r->Str(&tails_) ||
+      !r->Vec(&atom_items_) || !r->Vec(&always_)) {
     return false;
   }
   if (!Validate()) {
     nodes_.clear();
-    state_count_ = 0;
+    word_nodes_.clear();
+    state_count_ = word_state_count_ = 0;
+    atom_count_ = 0;
+    FillRootRow();
     SetDenseStates(0);
     return false;
   }
@@ -949,14 +1147,9 @@ bool Prefilter::Validate() {
   // from an atom's first key stays in range.
   if (item_count_ > kItemLimit) return false;
   if (!atom_items_.empty() && !(atom_items_.back() & kLastKey)) return false;
-  // Bits of the first keys of atoms (the names records may use), and later of
-  // states and states with an atom: checks of links read bits, not records.
-  auto bit = [](const std::vector<uint64_t>& bits, size_t i) {
-    return (bits[i / 64] >> (i % 64) & 1) != 0;
-  };
-  auto set = [](std::vector<uint64_t>* bits, size_t i) {
-    (*bits)[i / 64] |= uint64_t{1} << (i % 64);
-  };
+  // Bits of the first keys of atoms (the names records may use), and in
+  // ValidateTrie of states and states with an atom: checks of links read bits,
+  // not records.
   std::vector<uint64_t> atom_starts((atom_items_.size() + 63) / 64, 0);
   uint32_t atoms = 0;
   for (size_t k = 0; k < atom_items_.size(); ++k) {
@@ -964,15 +1157,31 @@ bool Prefilter::Validate() {
     if ((key >> 4 & (kItemLimit - 1)) >= item_count_ || (key >> 2 & 3) > (key & 3)) {
       return false;
     }
-    if (k == 0 || (atom_items_[k - 1] & kLastKey)) set(&atom_starts, k);
+    if (k == 0 || (atom_items_[k - 1] & kLastKey))
+      atom_starts[k / 64] |= uint64_t{1} << (k % 64);
     atoms += key >> 31;
   }
-  auto is_atom = [&](uint32_t a) {
-    return a < atom_items_.size() && bit(atom_starts, a);
-  };
   for (uint32_t item : always_) {
     if (item >= item_count_) return false;
   }
+  state_count_ = ValidateTrie(nodes_, atom_starts);
+  word_state_count_ = ValidateTrie(word_nodes_, atom_starts);
+  if (state_count_ == 0 || word_state_count_ == 0) return false;
+  atom_count_ = atoms;
+  return true;
+}
+
+uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes_,
+                                 const std::vector<uint64_t>& atom_starts) const {
+  auto bit = [](const std::vector<uint64_t>& bits, size_t i) {
+    return (bits[i / 64] >> (i % 64) & 1) != 0;
+  };
+  auto set = [](std::vector<uint64_t>* bits, size_t i) {
+    (*bits)[i / 64] |= uint64_t{1} << (i % 64);
+  };
+  auto is_atom = [&](uint32_t a) {
+    return a < atom_items_.size() && bit(atom_starts, a);
+  };
   // One pass over the records, which must tile nodes_ exactly. The trie is in
   // breadth-first order and a state's edges in byte order, so the k-th edge met
   // leads to the (k+1)-th record, a later one: checked with a cursor, this makes
@@ -981,7 +1190,7 @@ bool Prefilter::Validate() {
   // record, so the scan's failure walk always ends at the root; dictionary links
   // name states with an atom of their own.
   const size_t size = nodes_.size();
-  if (size < 2 || size >= kNone) return false;
+  if (size < 2 || size >= kNone) return 0;
   // Words of the record at `at`, or 0 if its head is malformed or it does not fit.
   auto record_words = [&](size_t at) -> size_t {
     if (size - at < 2) return 0;
@@ -999,49 +1208,45 @@ bool Prefilter::Validate() {
   uint32_t count = 0;
   for (size_t at = 0; at < size;) {
     const size_t words = record_words(at);
-    if (words == 0) return false;
+    if (words == 0) return 0;
     const uint32_t head = nodes_[at + kHead];
     const uint32_t edges = head & 0xFF;
     const uint32_t fail = nodes_[at + kFail];
-    if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return false;
+    if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return 0;
     const uint32_t* next = &nodes_[at + kEdges];
     if (edges > 1) {
       // Distinct, ascending bytes, padded with the last: the form is canonical.
       const uint8_t* bytes = reinterpret_cast<const uint8_t*>(next);
       for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
-        if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
-          return false;
+        if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1]) return 0;
       }
       next += (edges + 7) / 8 * 2;
     }
     for (uint32_t k = 0; k < edges; ++k) {
-      if (child <= at || next[k] != child) return false;
+      if (child <= at || next[k] != child) return 0;
       const size_t child_words = record_words(child);
-      if (child_words == 0) return false;
+      if (child_words == 0) return 0;
       child += child_words;
     }
     if (head & kOutputBit) {
       const uint32_t* output = &nodes_[at + OutputAt(head)];
       const uint32_t atom = output[kAtom], dict = output[kDict];
       if (atom == kNone ? (dict == kNone || (head & kTailBit)) : !is_atom(atom)) {
-        return false;
+        return 0;
       }
-      if (dict != kNone && (dict >= at || !bit(atom_states, dict))) return false;
+      if (dict != kNone && (dict >= at || !bit(atom_states, dict))) return 0;
       if (atom != kNone) set(&atom_states, at);
       if (head & kTailBit) {
         const uint32_t begin = output[kTailBegin], tail = output[kTailSize];
-        if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
-          return false;
+        if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin) return 0;
       }
     }
     set(&starts, at);
     ++count;
     at += words;
   }
-  if (child != size) return false;
-  state_count_ = count;
-  atom_count_ = atoms;
-  return true;
+  if (child != size) return 0;
+  return count;
 }
 
 }  // namespace factlens

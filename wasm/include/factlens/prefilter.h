@@ -2,10 +2,13 @@
 // pass over its normalised text.
 //
 // Every matcher item (a pattern, a keyword set, ...) names a set of "atoms": strings
-// of which at least one occurs in any post the item matches. One Aho-Corasick
-// automaton over all atoms of a list finds the atoms present in a post in a single
-// scan, so the cost per post grows with the post and the atoms it holds, not with
-// the number of rules. Items without a usable atom are "always checked"; an item is
+// of which at least one occurs in any post the item matches. Most atoms can only
+// count where a word starts (a keyword's words; a pattern's atom after \b, ^ or
+// \W+): those are found by walking a trie of them from each such place, a few
+// bytes each, independent of each other. The rest are found by one Aho-Corasick
+// automaton over the whole text, one step a byte, each waiting on the last. Either
+// way the cost per post grows with the post and the atoms it holds, not with the
+// number of rules. Items without a usable atom are "always checked"; an item is
 // never dropped. Matching is ASCII case-insensitive (atoms are stored lower-case and
 // text bytes are lower-cased as they are scanned), which only ever widens the set of
 // candidates.
@@ -33,6 +36,10 @@ struct RegexpAtoms {
   // be always checked). At most kMaxGroups groups, strongest first.
   bool usable = false;
   std::vector<std::vector<std::string>> groups;
+  // Per atom of `groups`: true if it is word-anchored (Prefilter::AddItem): the
+  // pattern puts a \b before it (and it starts with a word byte), or ^, or a
+  // piece whose matches all end with a byte that is not a word byte.
+  std::vector<std::vector<bool>> word_start;
 };
 
 // Returns the atoms of `re` (parsed with RE2's flags for the options it will be
@@ -94,8 +101,12 @@ class Prefilter {
   // Registers item `item`: it is a candidate for any post holding, for every
   // group of `groups` (at most kMaxGroups are used), one atom of that group.
   // An empty group or atom makes the item always checked. Must be called before
-  // Build().
-  void AddItem(uint32_t item, const std::vector<std::vector<std::string>>& groups);
+  // Build(). `word_start` (the shape of `groups`, or shorter) marks the atoms that
+  // are word-anchored: an occurrence counts only at the start of the text or
+  // after a byte that is not an ASCII letter or digit (a keyword's word, an atom
+  // after \b).
+  void AddItem(uint32_t item, const std::vector<std::vector<std::string>>& groups,
+               const std::vector<std::vector<bool>>& word_start = {});
   // Registers `item` as a candidate for every post. Must be called before Build().
   void AddAlwaysItem(uint32_t item);
   // Builds the automaton from the registered items; AddItem/AddAlwaysItem after
@@ -107,7 +118,8 @@ class Prefilter {
   // safe to call concurrently on one Prefilter.
   std::vector<uint32_t> Candidates(std::string_view text) const;
 
-  // Makes the first `states` states (breadth-first: the shallowest) dense, at most
+  // Makes the first `states` states of the scan's automaton (breadth-first: the
+  // shallowest; the word-anchored atoms' trie has no dense states) dense, at most
   // as many as fit kDenseBytes (Build and Deserialize make them so); 0 scans with
   // the sparse records alone. The candidates are the same either way: for tests
   // and benchmarks.
@@ -117,7 +129,8 @@ class Prefilter {
 
   uint32_t item_count() const { return item_count_; }
   size_t atom_count() const { return atom_count_; }
-  size_t state_count() const { return state_count_; }
+  size_t state_count() const { return state_count_; }  // the scan's automaton
+  size_t word_state_count() const { return word_state_count_; }
   size_t always_count() const { return always_.size(); }
 
   // Appends the built automaton to `w`; Deserialize reads it back. Deserialize
@@ -128,7 +141,17 @@ class Prefilter {
 
  private:
   bool Validate();
+  // Validate's check of one trie's records (`nodes`, with `atom_starts` the bits
+  // of atoms' first keys); returns its state count, 0 if malformed.
+  uint32_t ValidateTrie(const std::vector<uint32_t>& nodes,
+                        const std::vector<uint64_t>& atom_starts) const;
   void FillRootRow();
+  // Build's making of one trie from `atoms` (sorted, distinct) whose first keys
+  // are `atom_item_begin`, into *nodes; appends tails to tails_. Returns its
+  // state count.
+  uint32_t BuildTrie(const std::vector<std::string_view>& atoms,
+                     const std::vector<uint32_t>& atom_item_begin,
+                     std::vector<uint32_t>* nodes);
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
   // string: Build sorts small records, not strings.
@@ -138,6 +161,7 @@ class Prefilter {
     uint64_t head;
     uint32_t begin, size;  // in pending_text_
     uint32_t key;          // item * kMaxGroups + group
+    bool word;             // word-anchored
   };
   std::vector<Pending> pending_;
   std::string pending_text_;
@@ -178,13 +202,13 @@ class Prefilter {
   static uint32_t RecordWords(uint32_t head) {
     return OutputAt(head) + (head >> 16 & 1) * 2 + (head >> 17 & 1) * 2;
   }
-  // Calls f(byte, next state) for each edge of the record at `at`, in byte order
-  // (the derived tables' reading of a record; the scan has its own).
+  // Calls f(byte, next state) for each edge of the record at `at` of `nodes`, in
+  // byte order (the derived tables' reading of a record; the scan has its own).
   template <typename F>
-  void ForEachEdge(uint32_t at, F&& f) const {
-    const uint32_t head = nodes_[at + kHead];
+  static void ForEachEdge(const std::vector<uint32_t>& nodes, uint32_t at, F&& f) {
+    const uint32_t head = nodes[at + kHead];
     const uint32_t count = head & 0xFF;
-    const uint32_t* edges = &nodes_[at + kEdges];
+    const uint32_t* edges = &nodes[at + kEdges];
     if (count == 1) {
       f(static_cast<uint8_t>(head >> 8 & 0xFF), edges[0]);
     } else if (count > 1) {
@@ -195,6 +219,14 @@ class Prefilter {
   }
   std::vector<uint32_t> nodes_;
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
+  // The word-anchored atoms' trie, in the same records (their failure and
+  // dictionary links are built and checked, but not followed): walked from each
+  // place a word can start, as far as the text follows its edges. A post's words
+  // fall off the trie within a few bytes, and each walk is independent of the
+  // last, where the scan's steps wait on each other byte after byte.
+  std::vector<uint32_t> word_nodes_;
+  uint32_t word_state_count_ = 0;      // (derived)
+  uint32_t word_root_next_[256] = {};  // the root's edges (derived)
   // Derived from the records (not stored): the shallowest states as a DFA, where
   // a sparse step's edge search, and the failure walk after it, cost most of the
   // scan (most of a post's bytes are read in states a few bytes deep). A byte's
