@@ -718,7 +718,7 @@ void Prefilter::Build(uint32_t item_count) {
     const std::vector<std::string_view> some(atoms.begin() + begin, atoms.begin() + end);
     const std::vector<uint32_t> keys(atom_item_begin.begin() + begin,
                                      atom_item_begin.begin() + end);
-    return BuildTrie(some, keys, nodes);
+    return BuildTrie(some, keys, nodes == &nodes_, nodes);
   };
   state_count_ = part(0, word_begin, &nodes_);
   word_state_count_ = part(word_begin, atoms.size(), &word_nodes_);
@@ -733,7 +733,7 @@ void Prefilter::Build(uint32_t item_count) {
 
 uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
                               const std::vector<uint32_t>& atom_item_begin,
-                              std::vector<uint32_t>* nodes_out) {
+                              bool links, std::vector<uint32_t>* nodes_out) {
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
   // and no cut atom is a proper prefix of another unless it is a whole atom.
@@ -816,13 +816,14 @@ uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
   std::vector<uint32_t>().swap(depth);
   std::vector<uint32_t>().swap(id);
 
-  // Failure and dictionary links, in breadth-first order (parents first).
+  // Failure and dictionary links, in breadth-first order (parents first); a
+  // trie walked from word starts has none (every failure link is the root).
   std::vector<uint32_t> fail(n, 0), dict(n, kNone);
   uint32_t root_next[256] = {};
   for (uint32_t e = edge_begin[0]; e < edge_begin[1]; ++e) {
     root_next[edge_byte[e]] = edge_next[e];
   }
-  for (uint32_t s = 0; s < n; ++s) {
+  for (uint32_t s = 0; s < n && links; ++s) {
     for (uint32_t e = edge_begin[s]; e < edge_begin[s + 1]; ++e) {
       uint32_t child = edge_next[e];
       uint8_t c = edge_byte[e];

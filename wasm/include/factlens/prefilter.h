@@ -147,10 +147,10 @@ class Prefilter {
                         const std::vector<uint64_t>& atom_starts) const;
   void FillRootRow();
   // Build's making of one trie from `atoms` (sorted, distinct) whose first keys
-  // are `atom_item_begin`, into *nodes; appends tails to tails_. Returns its
-  // state count.
+  // are `atom_item_begin`, into *nodes, with failure and dictionary links if
+  // `links`; appends tails to tails_. Returns its state count.
   uint32_t BuildTrie(const std::vector<std::string_view>& atoms,
-                     const std::vector<uint32_t>& atom_item_begin,
+                     const std::vector<uint32_t>& atom_item_begin, bool links,
                      std::vector<uint32_t>* nodes);
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
@@ -219,8 +219,8 @@ class Prefilter {
   }
   std::vector<uint32_t> nodes_;
   uint32_t state_count_ = 0;  // records in nodes_ (derived)
-  // The word-anchored atoms' trie, in the same records (their failure and
-  // dictionary links are built and checked, but not followed): walked from each
+  // The word-anchored atoms' trie, in the same records (with no failure or
+  // dictionary links: all lead to the root, or nowhere): walked from each
   // place a word can start, as far as the text follows its edges. A post's words
   // fall off the trie within a few bytes, and each walk is independent of the
   // last, where the scan's steps wait on each other byte after byte.
