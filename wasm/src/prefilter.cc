@@ -732,8 +732,8 @@ void Prefilter::Build(uint32_t item_count) {
 }
 
 uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
-                              const std::vector<uint32_t>& atom_item_begin,
-                              bool links, std::vector<uint32_t>* nodes_out) {
+                              const std::vector<uint32_t>& atom_item_begin, bool links,
+                              std::vector<uint32_t>* nodes_out) {
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
   // and no cut atom is a proper prefix of another unless it is a whole atom.
