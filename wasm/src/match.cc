@@ -1097,10 +1097,7 @@ struct LoadBudget {
       pf.AddAlwaysItem(base + k);
     } else {
       // A keyword is a whole post word (or its start, with *): after a space.
-      const std::vector<std::vector<std::string>> atoms = KeywordAtoms(ks, *m, word_use);
-      std::vector<std::vector<bool>> word_start;
-      for (const auto& group : atoms) word_start.emplace_back(group.size(), true);
-      pf.AddItem(base + k, atoms, word_start);
+      pf.AddWordItem(base + k, KeywordAtoms(ks, *m, word_use));
     }
   }
   pf.Build(static_cast<uint32_t>(m->patterns.size() + m->keyword_sets.size()));

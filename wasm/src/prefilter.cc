@@ -11,7 +11,6 @@
 #include <climits>
 #include <cstring>
 #include <iterator>
-#include <map>
 #include <set>
 #include <utility>
 
@@ -49,6 +48,14 @@ bool IsRe2WordByte(char c) {
 size_t RealSize(const std::string& s) {
   return s.size() - static_cast<size_t>(std::count_if(s.begin(), s.end(), IsMark));
 }
+// True if `s` has no byte but marks (an empty atom).
+bool OnlyMarks(const std::string& s) { return std::all_of(s.begin(), s.end(), IsMark); }
+// True if `a` and `b` together are longer than an exact string may be (their sizes
+// bound their lengths, so most pairs need no count of marks).
+bool TooLong(const std::string& a, const std::string& b) {
+  return a.size() + b.size() > kMaxExactBytes &&
+         RealSize(a) + RealSize(b) > kMaxExactBytes;
+}
 
 std::string RuneUtf8(re2::Rune r) {
   char buf[re2::UTFmax];
@@ -77,7 +84,7 @@ Info AsRequired(Info info) {
   if (info.kind == Info::kNothing) return info;
   if (info.strs.empty() ||
       std::any_of(info.strs.begin(), info.strs.end(),
-                  [](const std::string& s) { return RealSize(s) == 0; })) {
+                  [](const std::string& s) { return OnlyMarks(s); })) {
     return Info::Nothing();
   }
   info.kind = Info::kRequired;
@@ -195,12 +202,16 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
     const Ends ends = EndsOf(subs[i], depth + 1);
     if (ends != Ends::kNonWordOrEmpty) after_non_word = ends == Ends::kNonWord;
     if (sub.kind == Info::kExact && run.kind == Info::kExact && sub.strs.size() == 1) {
-      // One string (a literal, or "" for \b): appended to each of run's in place
-      // (the common case; distinct strings stay distinct with one suffix).
+      // One string (a literal, or a mark): appended to each of run's in place
+      // (the common case; distinct strings stay distinct with one suffix). A
+      // mark only counts at the start of a run: after anything else it is
+      // left out, as ExtractAtoms would drop it.
       const std::string& b = *sub.strs.begin();
       bool too_long = false;
-      for (const std::string& a : run.strs)
-        too_long |= RealSize(a) + RealSize(b) > kMaxExactBytes;
+      for (const std::string& a : run.strs) too_long |= TooLong(a, b);
+      if (OnlyMarks(b) && !(run.strs.size() == 1 && OnlyMarks(*run.strs.begin()))) {
+        continue;
+      }
       if (!too_long) {
         if (!b.empty()) {
           std::set<std::string> joined;
@@ -220,7 +231,7 @@ Info Concat(re2::Regexp** subs, int n, int depth, std::vector<Info>* pieces = nu
       bool too_long = false;
       for (const std::string& a : run.strs) {
         for (const std::string& b : sub.strs) {
-          if (RealSize(a) + RealSize(b) > kMaxExactBytes) too_long = true;
+          if (TooLong(a, b)) too_long = true;
           cross.insert(a + b);
         }
       }
@@ -429,25 +440,52 @@ RegexpAtoms ExtractAtoms(re2::Regexp* re, size_t min_atom_bytes) {
     if (out.groups.size() == Prefilter::kMaxGroups) break;
     // The atoms without their marks; word-anchored if they start with a mark that
     // says so, in every string that gives the same atom.
-    std::map<std::string, bool> atoms;
+    std::vector<std::string>& texts = out.groups.emplace_back();
+    std::vector<bool>& anchored = out.word_start.emplace_back();
+    texts.reserve(i.strs.size());
+    anchored.reserve(i.strs.size());
+    bool marked = false;
     for (const std::string& s : i.strs) {
+      if (std::none_of(s.begin(), s.end(), IsMark)) {
+        texts.push_back(s);
+        anchored.push_back(false);
+        continue;
+      }
+      marked = true;
       size_t k = 0;
       bool boundary = false, after_non_word = false;
       for (; k < s.size() && IsMark(s[k]); ++k)
         (s[k] == kBoundaryMark ? boundary : after_non_word) = true;
-      const bool anchored =
-          after_non_word || (boundary && k < s.size() && IsRe2WordByte(s[k]));
-      std::string text;
-      std::copy_if(s.begin(), s.end(), std::back_inserter(text),
-                   [](char c) { return !IsMark(c); });
-      auto [at, fresh] = atoms.emplace(std::move(text), anchored);
-      if (!fresh) at->second = at->second && anchored;
+      std::string& text = texts.emplace_back(s, k);
+      text.erase(std::remove_if(text.begin(), text.end(), IsMark), text.end());
+      anchored.push_back(after_non_word ||
+                         (boundary && k < s.size() && IsRe2WordByte(s[k])));
     }
-    out.groups.emplace_back();
-    out.word_start.emplace_back();
-    for (const auto& [text, anchored] : atoms) {
-      out.groups.back().push_back(text);
-      out.word_start.back().push_back(anchored);
+    // Unmarked, or all marked alike (the usual \b or ^ first), they are in order
+    // and distinct, as the set was.
+    auto ordered = [&] {
+      for (size_t a = 1; a < texts.size(); ++a) {
+        if (!(texts[a - 1] < texts[a])) return false;
+      }
+      return true;
+    };
+    if (marked && !ordered()) {
+      std::vector<uint32_t> order(texts.size());
+      for (uint32_t a = 0; a < order.size(); ++a) order[a] = a;
+      std::sort(order.begin(), order.end(),
+                [&](uint32_t a, uint32_t b) { return texts[a] < texts[b]; });
+      std::vector<std::string> sorted;
+      std::vector<bool> sorted_anchored;
+      for (uint32_t a : order) {
+        if (!sorted.empty() && sorted.back() == texts[a]) {
+          sorted_anchored.back() = sorted_anchored.back() && anchored[a];
+        } else {
+          sorted.push_back(std::move(texts[a]));
+          sorted_anchored.push_back(anchored[a]);
+        }
+      }
+      texts.swap(sorted);
+      anchored.swap(sorted_anchored);
     }
   }
   out.usable = !out.groups.empty();
@@ -632,6 +670,20 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
 void Prefilter::AddItem(uint32_t item,
                         const std::vector<std::vector<std::string>>& groups,
                         const std::vector<std::vector<bool>>& word_start) {
+  AddItem(item, groups, [&](size_t g, size_t k) {
+    return g < word_start.size() && k < word_start[g].size() && word_start[g][k];
+  });
+}
+
+void Prefilter::AddWordItem(uint32_t item,
+                            const std::vector<std::vector<std::string>>& groups) {
+  AddItem(item, groups, [](size_t, size_t) { return true; });
+}
+
+template <typename WordStart>
+void Prefilter::AddItem(uint32_t item,
+                        const std::vector<std::vector<std::string>>& groups,
+                        const WordStart& word_start) {
   // An empty atom is in every text, an empty group in none: either way the item
   // must simply always be checked.
   size_t used = std::min(groups.size(), kMaxGroups);
@@ -649,8 +701,7 @@ void Prefilter::AddItem(uint32_t item,
   for (size_t g = 0; g < used; ++g) {
     for (size_t k = 0; k < groups[g].size(); ++k) {
       const std::string& a = groups[g][k];
-      const bool word =
-          g < word_start.size() && k < word_start[g].size() && word_start[g][k];
+      const bool word = word_start(g, k);
       const uint32_t begin = static_cast<uint32_t>(pending_text_.size());
       pending_text_.append(a);
       uint64_t head = 0;
@@ -673,9 +724,9 @@ void Prefilter::Build(uint32_t item_count) {
   item_groups_.resize(item_count, 0);
   const std::string_view text(pending_text_);
   auto atom_of = [&](const Pending& p) { return text.substr(p.begin, p.size); };
-  // By atom, then key. Heads that differ order their atoms as the bytes do (a
-  // zero pad sorts first, as a shorter string does).
-  // The atoms of the scan, then the word-anchored ones (two tries).
+  // The atoms of the scan, then the word-anchored ones (two tries); each by atom,
+  // then key. Heads that differ order their atoms as the bytes do (a zero pad
+  // sorts first, as a shorter string does).
   std::sort(pending_.begin(), pending_.end(), [&](const Pending& a, const Pending& b) {
     if (a.word != b.word) return b.word;
     if (a.head != b.head) return a.head < b.head;

@@ -107,6 +107,8 @@ class Prefilter {
   // after \b).
   void AddItem(uint32_t item, const std::vector<std::vector<std::string>>& groups,
                const std::vector<std::vector<bool>>& word_start = {});
+  // AddItem with every atom word-anchored.
+  void AddWordItem(uint32_t item, const std::vector<std::vector<std::string>>& groups);
   // Registers `item` as a candidate for every post. Must be called before Build().
   void AddAlwaysItem(uint32_t item);
   // Builds the automaton from the registered items; AddItem/AddAlwaysItem after
@@ -140,6 +142,10 @@ class Prefilter {
   bool Deserialize(ByteReader* r);
 
  private:
+  // Both AddItems: word_start(g, k) says if atom k of group g is word-anchored.
+  template <typename WordStart>
+  void AddItem(uint32_t item, const std::vector<std::vector<std::string>>& groups,
+               const WordStart& word_start);
   bool Validate();
   // Validate's check of one trie's records (`nodes`, with `atom_starts` the bits
   // of atoms' first keys); returns its state count, 0 if malformed.
