@@ -699,9 +699,9 @@ void Prefilter::AddItem(uint32_t item,
   if (item_groups_.size() <= item) item_groups_.resize(item + 1, 0);
   item_groups_[item] = static_cast<uint8_t>(used);
   for (size_t g = 0; g < used; ++g) {
-    for (size_t k = 0; k < groups[g].size(); ++k) {
-      const std::string& a = groups[g][k];
-      const bool word = word_start(g, k);
+    for (size_t j = 0; j < groups[g].size(); ++j) {
+      const std::string& a = groups[g][j];
+      const bool word = word_start(g, j);
       const uint32_t begin = static_cast<uint32_t>(pending_text_.size());
       pending_text_.append(a);
       uint64_t head = 0;
