@@ -56,14 +56,8 @@ struct CodePointRange {
 // UTF-8
 
 // (DecodeUtf8 and AppendUtf8 are in normalize.h: the list's JSON reader uses them
-// too.)
+// too; IsAsciiLetter and IsAsciiAlnum as well: the prefilter's walks use them.)
 
-inline bool IsAsciiLetter(unsigned char c) {
-  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-}
-inline bool IsAsciiAlnum(unsigned char c) {
-  return (c >= '0' && c <= '9') || IsAsciiLetter(c);
-}
 inline bool IsAsciiSpaceOrControl(unsigned char c) { return c <= 0x20 || c == 0x7F; }
 
 // ---------------------------------------------------------------------------

@@ -32,18 +32,9 @@ constexpr int kMaxClassRunes = 4;      // small classes enumerate their runes
 // piece whose matches all end with one (EndsOf). An atom that starts with either
 // (so) is word-anchored: Prefilter::AddItem.
 constexpr char kBoundaryMark = '\xFF', kAfterNonWordMark = '\xFE';
-// The bytes after which a word-anchored atom is looked for: all but ASCII letters
-// and digits (so after RE2's non-word bytes, and after the space before a word).
-bool IsAsciiAlnum(char c) {
-  const unsigned char b = static_cast<unsigned char>(c);
-  return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
-}
 bool IsMark(char c) { return c == kBoundaryMark || c == kAfterNonWordMark; }
 // RE2's \w, ASCII only: what \b is about.
-bool IsRe2WordByte(char c) {
-  const unsigned char b = static_cast<unsigned char>(c);
-  return (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') || b == '_';
-}
+bool IsRe2WordByte(char c) { return IsAsciiAlnum(c) || c == '_'; }
 // Bytes of `s` that are not marks: its length as an atom.
 size_t RealSize(const std::string& s) {
   return s.size() - static_cast<size_t>(std::count_if(s.begin(), s.end(), IsMark));
@@ -784,7 +775,7 @@ void Prefilter::Build(uint32_t item_count) {
 
 uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
                               const std::vector<uint32_t>& atom_item_begin, bool links,
-                              std::vector<uint32_t>* nodes_out) {
+                              std::vector<uint32_t>* out) {
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it). Cut atoms are distinct,
   // and no cut atom is a proper prefix of another unless it is a whole atom.
@@ -918,12 +909,12 @@ uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
   };
   std::vector<uint32_t> at(n + 1, 0);
   for (uint32_t s = 0; s < n; ++s) at[s + 1] = at[s] + RecordWords(head_of(s));
-  std::vector<uint32_t>& nodes_ = *nodes_out;
-  nodes_.assign(at[n], 0);
+  std::vector<uint32_t>& nodes = *out;
+  nodes.assign(at[n], 0);
   for (uint32_t s = 0; s < n; ++s) {
     const uint32_t head = head_of(s);
     const uint32_t count = head & 0xFF;
-    uint32_t* record = &nodes_[at[s]];
+    uint32_t* record = &nodes[at[s]];
     record[kFail] = at[fail[s]];
     record[kHead] = head;
     uint32_t* output = record + OutputAt(head);
@@ -1145,6 +1136,8 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     const uint32_t* nodes = word_nodes_.data();
     const size_t n = text.size();
     for (size_t start = 0; start < n; ++start) {
+      // (After a byte that is not an ASCII letter or digit: RE2's non-word bytes,
+      // '_', and the space before a word.)
       if (start > 0 && IsAsciiAlnum(text[start - 1])) continue;
       uint32_t s = word_root_next_[static_cast<uint8_t>(AsciiLower(text[start]))];
       for (size_t i = start; s != 0;) {
@@ -1223,7 +1216,7 @@ bool Prefilter::Validate() {
   return true;
 }
 
-uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes_,
+uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes,
                                  const std::vector<uint64_t>& atom_starts) const {
   auto bit = [](const std::vector<uint64_t>& bits, size_t i) {
     return (bits[i / 64] >> (i % 64) & 1) != 0;
@@ -1234,19 +1227,19 @@ uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes_,
   auto is_atom = [&](uint32_t a) {
     return a < atom_items_.size() && bit(atom_starts, a);
   };
-  // One pass over the records, which must tile nodes_ exactly. The trie is in
+  // One pass over the records, which must tile `nodes` exactly. The trie is in
   // breadth-first order and a state's edges in byte order, so the k-th edge met
   // leads to the (k+1)-th record, a later one: checked with a cursor, this makes
   // every state but the root the target of exactly one edge, with no table.
   // Failure and dictionary links must name the start of an earlier (shallower)
   // record, so the scan's failure walk always ends at the root; dictionary links
   // name states with an atom of their own.
-  const size_t size = nodes_.size();
+  const size_t size = nodes.size();
   if (size < 2 || size >= kNone) return 0;
   // Words of the record at `at`, or 0 if its head is malformed or it does not fit.
   auto record_words = [&](size_t at) -> size_t {
     if (size - at < 2) return 0;
-    const uint32_t head = nodes_[at + kHead];
+    const uint32_t head = nodes[at + kHead];
     const uint32_t edges = head & 0xFF;
     if ((head & ~(kOutputBit | kTailBit | (edges == 1 ? 0xFFFFu : 0xFFu))) != 0 ||
         ((head & kTailBit) && !(head & kOutputBit))) {
@@ -1261,11 +1254,11 @@ uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes_,
   for (size_t at = 0; at < size;) {
     const size_t words = record_words(at);
     if (words == 0) return 0;
-    const uint32_t head = nodes_[at + kHead];
+    const uint32_t head = nodes[at + kHead];
     const uint32_t edges = head & 0xFF;
-    const uint32_t fail = nodes_[at + kFail];
+    const uint32_t fail = nodes[at + kFail];
     if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return 0;
-    const uint32_t* next = &nodes_[at + kEdges];
+    const uint32_t* next = &nodes[at + kEdges];
     if (edges > 1) {
       // Distinct, ascending bytes, padded with the last: the form is canonical.
       const uint8_t* bytes = reinterpret_cast<const uint8_t*>(next);
@@ -1281,7 +1274,7 @@ uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes_,
       child += child_words;
     }
     if (head & kOutputBit) {
-      const uint32_t* output = &nodes_[at + OutputAt(head)];
+      const uint32_t* output = &nodes[at + OutputAt(head)];
       const uint32_t atom = output[kAtom], dict = output[kDict];
       if (atom == kNone ? (dict == kNone || (head & kTailBit)) : !is_atom(atom)) {
         return 0;

@@ -103,6 +103,14 @@ inline void AppendUtf8(uint32_t cp, std::string* out) {
 // lower-casing of normalised text, of atoms and of the bytes scanned for them).
 inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
 
+// ASCII letters (either case), and those and digits.
+inline bool IsAsciiLetter(unsigned char c) {
+  return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+inline bool IsAsciiAlnum(unsigned char c) {
+  return (c >= '0' && c <= '9') || IsAsciiLetter(c);
+}
+
 // Returns the normalised form of `utf8`. Invalid UTF-8 sequences count as
 // separators. Never fails; cost is linear in the input.
 NormalizedText Normalize(std::string_view utf8);
