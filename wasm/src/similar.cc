@@ -717,6 +717,11 @@ struct SimilarIndex::Impl {
   template <typename Present>
   Coverage CoverageOf(const Doc& doc, const WordView& words, const Present& present,
                       double post_word_weight = 0) const;
+  // Returns true if CoverageOf(...).thin() surely holds, from which words the post
+  // holds alone (no idf): most of a short post's candidates share a word or two
+  // with it. False means it may not (the caller takes the coverage).
+  template <typename Present>
+  static bool SurelyThin(const WordView& words, const Present& present);
   // Returns the weighted word features f1, f3 and f9 of `doc` with `coverage`.
   double GateWords(const Doc& doc, const WordView& words, const Coverage& coverage) const;
   // Returns the distinct word ids of a claim's phrasings, claim and title, sorted.
@@ -1218,6 +1223,23 @@ SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
     c.shared += present(words.claim_ids[i]);
   if (words.title_count > 0) c.title_part = part_of(words.title_ids, words.title_count);
   return c;
+}
+
+template <typename Present>
+bool SimilarIndex::Impl::SurelyThin(const WordView& words, const Present& present) {
+  uint32_t shared = 0;
+  for (uint32_t i = 0; i < words.claim_count; ++i) shared += present(words.claim_ids[i]);
+  if (shared >= kMinSharedWords) return false;
+  // A phrasing the post lacks a word of has a share below 1: every idf is positive
+  // (IdfOf), and the smallest (5e-6 at 100k claims) is far above the rounding of a
+  // phrasing's sum, so leaving it out lowers the sum.
+  const uint32_t* phrasing = words.phrasing_ids;
+  for (uint32_t p = 0; p < words.phrasing_count; ++p) {
+    const uint32_t* end = phrasing + words.lengths[p];
+    if (phrasing != end && std::all_of(phrasing, end, present)) return false;
+    phrasing = end;
+  }
+  return true;
 }
 
 double SimilarIndex::Impl::GateWords(const Doc& doc, const WordView& words,
@@ -1891,6 +1913,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           }
           const Impl::Doc& doc = x.docs[d];
           const Impl::WordView words = x.Words(doc);
+          if (Impl::SurelyThin(words, post_holds)) continue;
           const Impl::Coverage coverage = x.CoverageOf(doc, words, post_holds);
           open = !coverage.thin() && x.GateWords(doc, words, coverage) >= needed - 1e-6;
         }
@@ -2028,6 +2051,37 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     return shared < kMinSharedWords && f[1] < 1;
   };
 
+  // Candidate `doc`'s BM25 sum in field `f` over the terms it shares with the post
+  // (0 if the post has no scored term in the field): its part of the exact first
+  // stage and, scaled by field_max, the re-ranker's f7 and f8.
+  auto field_sum = [&](uint32_t doc, Field f) {
+    double sum = 0;
+    if (field_max[f] > 0) {
+      const std::vector<uint64_t>& marks = f == kBigramField ? x.bigram_present
+                                           : f == kCharField ? x.char_present
+                                                             : x.word_present;
+      const std::vector<float>& weight = x.term_weight[f];
+      const float norm = x.doc_state[doc].norm[f];
+      for (const TermFreq& t : x.Terms(x.docs[doc], f)) {
+        if (Marked(marks, t.id())) sum += contribution(weight[t.id()], t.tf(), norm);
+      }
+    }
+    return sum;
+  };
+  auto scaled = [&](double sum, Field f) {
+    return field_max[f] > 0 ? sum / field_max[f] : 0.0;
+  };
+  // The re-ranker's f6: the cosine of the claim's and the post's character grams.
+  auto char_cosine = [&](const Impl::Doc& doc) {
+    if (!(char_norm > 0 && doc.char_norm > 0)) return 0.0;
+    double dot = 0;
+    for (const TermFreq& t : x.Terms(doc, kCharField)) {
+      if (Marked(x.char_present, t.id()))
+        dot += t.tf() * x.Idf(kCharField, t.id()) * x.char_weight[t.id()];
+    }
+    return dot / (char_norm * doc.char_norm);
+  };
+
   // With a minimum score (a check passes its threshold), the candidates that cannot
   // reach it are never scored in full, and most posts stop here. A candidate's
   // bound of the re-ranker's z takes the word features exactly and bounds the rest
@@ -2036,8 +2090,13 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // post's heaviest terms (prefix sums below; BM25's tf / (tf + norm) is below 1,
   // and the cosine's dot product is at most the two norms over the shared grams);
   // the bigram coverage's weight is negative. A claim with thin evidence is held
-  // to kThinEvidenceScore. Every bound is at least the true value, so the hits at or
-  // above min_score are exactly those of the full search.
+  // to kThinEvidenceScore. A claim whose bound reaches min_score gets a second,
+  // tight one: its f6, f7 and f8 exactly (a pass over its words and grams, which
+  // its exact score would make anyway), f5 alone bounded. Short posts need it: a
+  // tweet has fewer terms than a claim, so the first bound takes its cosine and
+  // BM25 shares as 1, and without the second every claim not thin went on to the
+  // exact scoring. Every bound is at least the true value, so the hits at or above
+  // min_score are exactly those of the full search.
   std::vector<char> viable(candidates.size(), 1);
   if (min_score > kThinEvidenceScore && x.options.rerank && !candidates.empty()) {
     size_t most[kFieldCount] = {0, 0, 0, 0};
@@ -2067,12 +2126,22 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       const double title_bm25 =
           title_count == 0 ? claim_bm25
                            : share(top(x.top_title, title_count), field_max[kTitleField]);
+      const Impl::WordView words = x.Words(doc);
+      if (Impl::SurelyThin(words, post_holds)) continue;
       SimilarWeights f{};
-      if (thin_evidence(word_features(doc, x.Words(doc), &f), f)) continue;
+      if (thin_evidence(word_features(doc, words, &f), f)) continue;
       double z = w[0] + std::max(0.0, w[5]) + std::max(0.0, w[6] * cosine) +
                  std::max(0.0, w[7] * claim_bm25) + std::max(0.0, w[8] * title_bm25);
       for (int j : {1, 2, 3, 4, 9, 10}) z += w[j] * f[j];
-      viable[i] = z >= z_needed;
+      if (z < z_needed) continue;
+      f[6] = char_cosine(doc);
+      f[7] = scaled(field_sum(candidates[i].doc, kClaimField), kClaimField);
+      f[8] = title_count == 0
+                 ? f[7]
+                 : scaled(field_sum(candidates[i].doc, kTitleField), kTitleField);
+      double tight = w[0] + std::max(0.0, w[5]);  // f5 in [0, 1]
+      for (int j : {1, 2, 3, 4, 6, 7, 8, 9, 10}) tight += w[j] * f[j];
+      viable[i] = tight >= z_needed;
       any = any || viable[i];
     }
     if (!any) return hits;
@@ -2086,18 +2155,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     double s = 0;
     for (const FieldTerms& ft : fields) {
       const Field f = ft.field;
-      double sum = 0;
-      if (field_max[f] > 0) {
-        const std::vector<uint64_t>& marks = f == kBigramField ? x.bigram_present
-                                             : f == kCharField ? x.char_present
-                                                               : x.word_present;
-        const std::vector<float>& weight = x.term_weight[f];
-        for (const TermFreq& t : x.Terms(x.docs[c.doc], f)) {
-          if (Marked(marks, t.id()))
-            sum += contribution(weight[t.id()], t.tf(), x.doc_state[c.doc].norm[f]);
-        }
-        s += kFieldWeight[f] * sum / field_max[f];
-      }
+      const double sum = field_sum(c.doc, f);
+      if (field_max[f] > 0) s += kFieldWeight[f] * sum / field_max[f];
       field_score[i][f] = sum;
     }
     c.first = s / weight_sum;
@@ -2129,20 +2188,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       }
       f[5] = b_all > 0 ? b_part / b_all : 0;
     }
-    if (char_norm > 0 && doc.char_norm > 0) {
-      double dot = 0;
-      for (const TermFreq& t : x.Terms(doc, kCharField)) {
-        if (Marked(x.char_present, t.id()))
-          dot += t.tf() * x.Idf(kCharField, t.id()) * x.char_weight[t.id()];
-      }
-      f[6] = dot / (char_norm * doc.char_norm);
-    }
-    f[7] = field_max[kClaimField] > 0
-               ? field_score[i][kClaimField] / field_max[kClaimField]
-               : 0;
-    f[8] = field_max[kTitleField] > 0
-               ? field_score[i][kTitleField] / field_max[kTitleField]
-               : 0;
+    f[6] = char_cosine(doc);
+    f[7] = scaled(field_score[i][kClaimField], kClaimField);
+    f[8] = scaled(field_score[i][kTitleField], kTitleField);
     if (x.Terms(doc, kTitleField).empty()) f[8] = f[7];  // its own title (word_features)
     if (x.options.rerank) {
       double z = 0;
