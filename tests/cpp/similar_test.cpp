@@ -158,6 +158,38 @@ TEST_CASE("similar: withheld rules are left out and k bounds the hits", "[simila
   CHECK(SimilarIndex::Build({})->Search(post, 5).empty());
 }
 
+TEST_CASE("similar: claims that tie rank by rule index, however many tie", "[similar]") {
+  // 300 claims say the same (and score the same against any post), among others;
+  // they are indexed in an order unlike their rule indices. Far more tie than the
+  // search keeps for exact scoring, so the hits show that the kept ones are the
+  // lowest rules, not the first found.
+  const std::string claim = "the moon landing was filmed in a studio in nevada";
+  std::vector<SimilarDoc> docs;
+  std::vector<uint32_t> same;
+  for (uint32_t i = 0; i < 400; ++i) {
+    const uint32_t rule = (i * 7919) % 400;  // a permutation of 0..399
+    if (i % 4 != 0) {
+      docs.push_back(Doc(rule, {claim}));
+      same.push_back(rule);
+    } else {
+      docs.push_back(
+          Doc(rule, {"claim number " + std::to_string(i) + " about studio lights"}));
+    }
+  }
+  std::sort(same.begin(), same.end());
+  auto index = SimilarIndex::Build(docs);
+  const NormalizedText post =
+      Normalize("They say the moon landing was filmed in a studio in Nevada");
+  for (double min_score : {0.0, 0.6, SimilarIndex::kDefaultThreshold}) {
+    const auto hits = index->Search(post, 5, {}, min_score);
+    REQUIRE(hits.size() == 5);
+    for (size_t i = 0; i < hits.size(); ++i) {
+      CHECK(hits[i].rule_index == same[i]);
+      CHECK(hits[i].score == hits[0].score);
+    }
+  }
+}
+
 TEST_CASE("similar: a minimum score returns exactly the full search's hits above it",
           "[similar]") {
   // Randomised claims (some titled, some with a second phrasing) and posts that

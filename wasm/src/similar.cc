@@ -2099,21 +2099,32 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // min_score are exactly those of the full search.
   std::vector<char> viable(candidates.size(), 1);
   if (min_score > kThinEvidenceScore && x.options.rerank && !candidates.empty()) {
-    size_t most[kFieldCount] = {0, 0, 0, 0};
-    for (const Candidate& c : candidates) {
-      const Impl::Doc& doc = x.docs[c.doc];
-      for (int f : {kClaimField, kTitleField, kCharField})
-        most[f] = std::max(most[f], x.Terms(doc, f).size());
-    }
-    // (A field that is off has no weights: its sums are 0.)
-    prefix_sums(x.post_weight[kClaimField], most[kClaimField], &x.top_claim);
-    prefix_sums(x.post_weight[kTitleField], most[kTitleField], &x.top_title);
-    prefix_sums(x.post_char_sq, most[kCharField], &x.top_char_sq);
+    // The prefix sums, made for the first candidate that is not thin (often none
+    // is), as long as any candidate's terms.
+    bool sums_made = false;
+    auto make_sums = [&] {
+      size_t most[kFieldCount] = {0, 0, 0, 0};
+      for (const Candidate& c : candidates) {
+        const Impl::Doc& doc = x.docs[c.doc];
+        for (int f : {kClaimField, kTitleField, kCharField})
+          most[f] = std::max(most[f], x.Terms(doc, f).size());
+      }
+      // (A field that is off has no weights: its sums are 0.)
+      prefix_sums(x.post_weight[kClaimField], most[kClaimField], &x.top_claim);
+      prefix_sums(x.post_weight[kTitleField], most[kTitleField], &x.top_title);
+      prefix_sums(x.post_char_sq, most[kCharField], &x.top_char_sq);
+      sums_made = true;
+    };
     const SimilarWeights& w = x.weights;
     bool any = false;
     for (size_t i = 0; i < candidates.size(); ++i) {
       viable[i] = 0;
       const Impl::Doc& doc = x.docs[candidates[i].doc];
+      const Impl::WordView words = x.Words(doc);
+      if (Impl::SurelyThin(words, post_holds)) continue;
+      SimilarWeights f{};
+      if (thin_evidence(word_features(doc, words, &f), f)) continue;
+      if (!sums_made) make_sums();
       const size_t claim_count = x.Terms(doc, kClaimField).size();
       const size_t title_count = x.Terms(doc, kTitleField).size();
       const double cosine =
@@ -2126,10 +2137,6 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       const double title_bm25 =
           title_count == 0 ? claim_bm25
                            : share(top(x.top_title, title_count), field_max[kTitleField]);
-      const Impl::WordView words = x.Words(doc);
-      if (Impl::SurelyThin(words, post_holds)) continue;
-      SimilarWeights f{};
-      if (thin_evidence(word_features(doc, words, &f), f)) continue;
       double z = w[0] + std::max(0.0, w[5]) + std::max(0.0, w[6] * cosine) +
                  std::max(0.0, w[7] * claim_bm25) + std::max(0.0, w[8] * title_bm25);
       for (int j : {1, 2, 3, 4, 9, 10}) z += w[j] * f[j];
