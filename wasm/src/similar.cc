@@ -2071,6 +2071,14 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   auto scaled = [&](double sum, Field f) {
     return field_max[f] > 0 ? sum / field_max[f] : 0.0;
   };
+  // The re-ranker's f7 and f8 from a claim's claim and title sums (field_sum).
+  auto bm25_shares = [&](const Impl::Doc& doc, double claim_sum, double title_sum,
+                         SimilarWeights* f) {
+    (*f)[7] = scaled(claim_sum, kClaimField);
+    // A claim without a fact-check title is its own title (word_features).
+    (*f)[8] =
+        x.Terms(doc, kTitleField).empty() ? (*f)[7] : scaled(title_sum, kTitleField);
+  };
   // The re-ranker's f6: the cosine of the claim's and the post's character grams.
   auto char_cosine = [&](const Impl::Doc& doc) {
     if (!(char_norm > 0 && doc.char_norm > 0)) return 0.0;
@@ -2142,10 +2150,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       for (int j : {1, 2, 3, 4, 9, 10}) z += w[j] * f[j];
       if (z < z_needed) continue;
       f[6] = char_cosine(doc);
-      f[7] = scaled(field_sum(candidates[i].doc, kClaimField), kClaimField);
-      f[8] = title_count == 0
-                 ? f[7]
-                 : scaled(field_sum(candidates[i].doc, kTitleField), kTitleField);
+      bm25_shares(doc, field_sum(candidates[i].doc, kClaimField),
+                  field_sum(candidates[i].doc, kTitleField), &f);
       double tight = w[0] + std::max(0.0, w[5]);  // f5 in [0, 1]
       for (int j : {1, 2, 3, 4, 6, 7, 8, 9, 10}) tight += w[j] * f[j];
       viable[i] = tight >= z_needed;
@@ -2196,9 +2202,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       f[5] = b_all > 0 ? b_part / b_all : 0;
     }
     f[6] = char_cosine(doc);
-    f[7] = scaled(field_score[i][kClaimField], kClaimField);
-    f[8] = scaled(field_score[i][kTitleField], kTitleField);
-    if (x.Terms(doc, kTitleField).empty()) f[8] = f[7];  // its own title (word_features)
+    bm25_shares(doc, field_score[i][kClaimField], field_score[i][kTitleField], &f);
     if (x.options.rerank) {
       double z = 0;
       for (int j = 0; j < kSimilarFeatureCount; ++j) z += x.weights[j] * f[j];
