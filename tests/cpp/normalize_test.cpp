@@ -350,6 +350,31 @@ TEST_CASE("Utf16Index counts astral chars as two units, invalid bytes as one",
   CHECK(idx.ToUtf16(9) == 6);  // end
 }
 
+TEST_CASE("a text that folds to ten times its bytes keeps every byte and its source",
+          "[normalize]") {
+  // U+FDFA (3 bytes) decomposes to four Arabic words (33 bytes): the output
+  // outgrows the room made for the input many times over.
+  const std::string one = "\uFDFA";
+  const std::string folded = Check(one).text;
+  REQUIRE(folded.size() > 10 * one.size());
+  std::string in, expected;
+  for (int i = 0; i < 3000; ++i) {
+    in += (i % 2 ? "\uFDFA, " : "\uFDFA ");
+    expected += (i ? " " : "") + folded;
+  }
+  NormalizedText t = Check(in);
+  CHECK(t.text == expected);
+  // Each byte comes from the U+FDFA it was folded from, or, for the space between
+  // two, from the empty range at the end of the one before.
+  for (size_t k = 0; k < t.text.size(); ++k) {
+    const ByteRange o = t.origin[k];
+    if (o.begin == o.end) continue;
+    REQUIRE(o.end - o.begin == one.size());
+    REQUIRE(in.compare(o.begin, one.size(), one) == 0);
+  }
+  CHECK(Source(in, t, t.words.size() - 1) == one);
+}
+
 TEST_CASE("200k combining marks produce nothing, in linear time", "[normalize]") {
   std::string in;
   for (int i = 0; i < 200000; ++i) in += "\u0301";

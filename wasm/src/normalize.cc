@@ -285,11 +285,10 @@ class Normalizer {
   void Run() {
     const auto* s = reinterpret_cast<const unsigned char*>(in_.data());
     const size_t n = in_.size();
-    out_->text.reserve(n);
-    if (kOrigin) {
-      out_->origin.reserve(n);
-      out_->words.reserve(n / 6);
-    }
+    // Room for the whole text, as most texts normalise to fewer bytes than they
+    // have; Grow doubles it for those that expand (ligatures, long case folds).
+    Grow(n + 64);
+    if (kOrigin) out_->words.reserve(n / 6);
     size_t url_retry = 0;  // No URL is looked for before this offset.
     size_t i = 0;
     while (i < n) {
@@ -313,13 +312,26 @@ class Normalizer {
           // without an item per letter. No URL starts inside it (MatchUrl wants a
           // separator before one); what follows decides, so a digit, '$', '@' or a
           // non-ASCII byte (a letter or mark of the same word) takes the general path.
-          size_t j = i + 1;
-          while (j < n && IsAsciiLetter(s[j])) ++j;
+          // The letters are written out as they are scanned, past the end of the
+          // output, and kept only if the word qualifies.
+          Room(n - i + 1);
+          size_t at = size_;
+          const bool space = at != 0 || (opts_.edge_spaces && pending_sep_);
+          if (space) Put(at++, ' ', last_end_, last_end_);
+          const size_t start = at;
+          size_t j = i;
+          do {
+            Put(at++, static_cast<char>(s[j] | 0x20), static_cast<uint32_t>(j),
+                static_cast<uint32_t>(j + 1));
+            ++j;
+          } while (j < n && IsAsciiLetter(s[j]));
           const unsigned char next = j < n ? s[j] : ' ';
           if (next < 0x80 && !(next >= '0' && next <= '9') && next != '$' &&
               next != '@') {
-            BeginWord();
-            EmitAsciiLetters(i, j);
+            pending_sep_ = false;
+            word_start_ = start;
+            size_ = at;
+            last_end_ = static_cast<uint32_t>(j);
             EndWord();
             i = j;
             continue;
@@ -351,7 +363,12 @@ class Normalizer {
       i += len;
     }
     FlushWord();
-    if (opts_.edge_spaces && pending_sep_) out_->text.push_back(' ');
+    if (opts_.edge_spaces && pending_sep_) {
+      Room(1);
+      Put(size_++, ' ', last_end_, last_end_);
+    }
+    out_->text.resize(size_);
+    if (kOrigin) out_->origin.resize(size_);
   }
 
  private:
@@ -361,7 +378,7 @@ class Normalizer {
   }
 
   void Separator() {
-    FlushWord();
+    if (!word_.empty()) FlushWord();  // (a call per separator otherwise)
     pending_sep_ = true;
   }
 
@@ -493,56 +510,31 @@ class Normalizer {
   }
 
   void BeginWord() {
-    std::string& text = out_->text;
-    if (!text.empty() || (opts_.edge_spaces && pending_sep_)) {
-      text.push_back(' ');
-      if (kOrigin) out_->origin.push_back(ByteRange{last_end_, last_end_});
+    if (size_ != 0 || (opts_.edge_spaces && pending_sep_)) {
+      Room(1);
+      Put(size_++, ' ', last_end_, last_end_);
     }
     pending_sep_ = false;
-    word_start_ = text.size();
+    word_start_ = size_;
   }
 
   void EndWord() {
     if (kOrigin) {
-      out_->words.push_back(ByteRange{static_cast<uint32_t>(word_start_),
-                                      static_cast<uint32_t>(out_->text.size())});
+      out_->words.push_back(
+          ByteRange{static_cast<uint32_t>(word_start_), static_cast<uint32_t>(size_)});
     }
   }
 
   void Emit(uint32_t cp, uint32_t b, uint32_t e) {
-    std::string& text = out_->text;
+    Room(4);
     if (cp < 0x80) {
-      text.push_back(static_cast<char>(cp));
-      if (kOrigin) out_->origin.push_back(ByteRange{b, e});
+      Put(size_++, static_cast<char>(cp), b, e);
     } else {
-      AppendUtf8(cp, &text);
-      if (kOrigin) out_->origin.resize(text.size(), ByteRange{b, e});
+      char bytes[4];
+      const size_t len = EncodeUtf8(cp, bytes);
+      for (size_t k = 0; k < len; ++k) Put(size_++, bytes[k], b, e);
     }
     last_end_ = e;
-  }
-
-  // Emits in_[b, e), ASCII letters only, lower-cased: what Emit would, a letter at
-  // a time, but copied at once (std::string's push_back is a call per byte in wasm,
-  // and resize a memset); the offsets go into capacity reserved for the post.
-  void EmitAsciiLetters(size_t b, size_t e) {
-    std::string& text = out_->text;
-    const size_t at = text.size();
-    text.append(in_.data() + b, e - b);
-    for (size_t k = at; k < text.size(); ++k) text[k] = static_cast<char>(text[k] | 0x20);
-    if (kOrigin) {
-      // Grown once, then written in place: push_back built each range in a stack
-      // slot and read it back whole, a stalled store-to-load forward per byte (70%
-      // of Normalize's time natively).
-      std::vector<ByteRange>& origin = out_->origin;
-      const size_t first = origin.size();
-      origin.resize(first + (e - b));
-      ByteRange* range = origin.data() + first;
-      for (size_t k = b; k < e; ++k, ++range) {
-        range->begin = static_cast<uint32_t>(k);
-        range->end = static_cast<uint32_t>(k + 1);
-      }
-    }
-    last_end_ = static_cast<uint32_t>(e);
   }
 
   // Emits the URL in_[b, e) as a word; returns false if it is not a URL.
@@ -551,10 +543,9 @@ class Normalizer {
     if (canonical.empty()) return false;
     Separator();
     BeginWord();
-    out_->text += canonical;
-    if (kOrigin) {
-      out_->origin.resize(out_->text.size(),
-                          ByteRange{static_cast<uint32_t>(b), static_cast<uint32_t>(e)});
+    Room(canonical.size());
+    for (char c : canonical) {
+      Put(size_++, c, static_cast<uint32_t>(b), static_cast<uint32_t>(e));
     }
     last_end_ = static_cast<uint32_t>(e);
     EndWord();
@@ -562,11 +553,37 @@ class Normalizer {
     return true;
   }
 
+  // The output is written in place, into text and origin sized ahead to room_
+  // bytes, of which the first size_ are written; Run trims them at the end.
+  // (std::string's push_back is a call per byte in wasm and vector's a stalled
+  // store-to-load forward per range natively: they were half of Normalize's time.)
+  void Room(size_t extra) {
+    if (size_ + extra > room_) Grow(std::max(2 * room_, size_ + extra));
+  }
+  void Grow(size_t room) {
+    room_ = room;
+    out_->text.resize(room);
+    text_ = out_->text.data();
+    if (kOrigin) {
+      out_->origin.resize(room);
+      origin_ = out_->origin.data();
+    }
+  }
+  // Writes byte `c`, from input bytes [b, e), at output offset `at` (< room_).
+  void Put(size_t at, char c, uint32_t b, uint32_t e) {
+    text_[at] = c;
+    if (kOrigin) origin_[at] = ByteRange{b, e};
+  }
+
   std::string_view in_;
   Options opts_;
   NormalizedText* out_;
   std::vector<Item> word_;
   utf8proc_int32_t buf_[kMaxDecomp];
+  char* text_ = nullptr;
+  ByteRange* origin_ = nullptr;
+  size_t size_ = 0;
+  size_t room_ = 0;
   uint32_t last_end_ = 0;
   size_t word_start_ = 0;
   bool pending_sep_ = false;

@@ -78,25 +78,34 @@ inline size_t DecodeUtf8(const unsigned char* s, size_t n, size_t i, int32_t* cp
   return 4;
 }
 
-inline void AppendUtf8(uint32_t cp, std::string* out) {
+// Writes the UTF-8 form of code point `cp` (< 0x110000) to out[0..4); returns its
+// length.
+inline size_t EncodeUtf8(uint32_t cp, char* out) {
   if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    char b[2] = {static_cast<char>(0xC0 | (cp >> 6)),
-                 static_cast<char>(0x80 | (cp & 0x3F))};
-    out->append(b, 2);
-  } else if (cp < 0x10000) {
-    char b[3] = {static_cast<char>(0xE0 | (cp >> 12)),
-                 static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-                 static_cast<char>(0x80 | (cp & 0x3F))};
-    out->append(b, 3);
-  } else {
-    char b[4] = {static_cast<char>(0xF0 | (cp >> 18)),
-                 static_cast<char>(0x80 | ((cp >> 12) & 0x3F)),
-                 static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-                 static_cast<char>(0x80 | (cp & 0x3F))};
-    out->append(b, 4);
+    out[0] = static_cast<char>(cp);
+    return 1;
   }
+  if (cp < 0x800) {
+    out[0] = static_cast<char>(0xC0 | (cp >> 6));
+    out[1] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = static_cast<char>(0xE0 | (cp >> 12));
+    out[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = static_cast<char>(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xF0 | (cp >> 18));
+  out[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+  out[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+  out[3] = static_cast<char>(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+inline void AppendUtf8(uint32_t cp, std::string* out) {
+  char bytes[4];
+  out->append(bytes, EncodeUtf8(cp, bytes));
 }
 
 // Returns `c` with an ASCII capital lower-cased; any other byte as it is (the
