@@ -285,9 +285,11 @@ class Normalizer {
   void Run() {
     const auto* s = reinterpret_cast<const unsigned char*>(in_.data());
     const size_t n = in_.size();
-    // Room for the whole text, as most texts normalise to fewer bytes than they
-    // have; Grow doubles it for those that expand (ligatures, long case folds).
-    Grow(n + 64);
+    // Room for the whole text and a space before its first word (ASCII text never
+    // normalises to more bytes); Grow doubles it for text that expands (ligatures,
+    // long case folds). No more: NormalizeToString's strings keep this capacity,
+    // and a list's claims and terms are many short texts.
+    Grow(n + 1);
     if (kOrigin) out_->words.reserve(n / 6);
     size_t url_retry = 0;  // No URL is looked for before this offset.
     size_t i = 0;
