@@ -113,10 +113,10 @@ inline void AppendUtf8(uint32_t cp, std::string* out) {
 inline char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c; }
 
 // ASCII letters (either case), and those and digits.
-inline bool IsAsciiLetter(unsigned char c) {
+constexpr bool IsAsciiLetter(unsigned char c) {
   return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
 }
-inline bool IsAsciiAlnum(unsigned char c) {
+constexpr bool IsAsciiAlnum(unsigned char c) {
   return (c >= '0' && c <= '9') || IsAsciiLetter(c);
 }
 
