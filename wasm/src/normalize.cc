@@ -318,8 +318,7 @@ class Normalizer {
           // output, and kept only if the word qualifies.
           Room(n - i + 1);
           size_t at = size_;
-          const bool space = at != 0 || (opts_.edge_spaces && pending_sep_);
-          if (space) Put(at++, ' ', last_end_, last_end_);
+          if (SpaceComes()) Put(at++, ' ', last_end_, last_end_);
           const size_t start = at;
           size_t j = i;
           do {
@@ -511,8 +510,11 @@ class Normalizer {
     word_.clear();
   }
 
+  // True if a word begun now has a space before it.
+  bool SpaceComes() const { return size_ != 0 || (opts_.edge_spaces && pending_sep_); }
+
   void BeginWord() {
-    if (size_ != 0 || (opts_.edge_spaces && pending_sep_)) {
+    if (SpaceComes()) {
       Room(1);
       Put(size_++, ' ', last_end_, last_end_);
     }
