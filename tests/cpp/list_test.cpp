@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -249,6 +250,44 @@ TEST_CASE("list: duplicate keys and duplicate rule ids are rejected", "[list]") 
                       RuleJson("a", R"({"patterns":["y"]})") + "]";
   s = Parse(ListWithRules(rules));
   CHECK(s.message() == "rules[1] (id \"a\"): id: duplicate rule id");
+}
+
+TEST_CASE("list: every repeated rule id is found among thousands", "[list]") {
+  // Ids that share prefixes, that are prefixes of each other and that differ in
+  // their last byte, some 128 bytes long: the duplicate check's table grows
+  // several times on the way (ParseList's IdSet).
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3000; ++i) {
+    std::string id = "r" + std::to_string(i);
+    if (i % 7 == 0) id = std::string(120, 'x') + std::to_string(i % 10000000);
+    if (i % 11 == 0) id = std::string(1 + i / 11 % 128, 'a');
+    ids.push_back(id);
+  }
+  // (The 'a' runs repeat from i = 1408 on: make those unique with a suffix.)
+  for (int i = 0; i < 3000; ++i) {
+    if (i % 11 == 0 && i / 11 >= 128)
+      ids[i] = "b" + std::to_string(i) + "-" + ids[i].substr(0, 8);
+  }
+  auto list_of = [](const std::vector<std::string>& rule_ids) {
+    std::string rules = "[";
+    for (size_t i = 0; i < rule_ids.size(); ++i) {
+      if (i) rules += ",";
+      rules += RuleJson(rule_ids[i], R"({"patterns":["x"]})");
+    }
+    return ListWithRules(rules + "]");
+  };
+  RuleList list;
+  REQUIRE(Parse(list_of(ids), &list).ok());
+  CHECK(list.rules.size() == ids.size());
+  for (size_t repeated :
+       {size_t{0}, size_t{1}, size_t{7}, size_t{11}, size_t{1500}, size_t{2999}}) {
+    std::vector<std::string> with = ids;
+    with.push_back(ids[repeated]);
+    Status s = Parse(list_of(with));
+    CHECK(s.kind() == ErrorKind::kFormat);
+    CHECK(s.message() ==
+          "rules[3000] (id \"" + ids[repeated] + "\"): id: duplicate rule id");
+  }
 }
 
 TEST_CASE("list: limits are enforced with kind limit", "[list]") {

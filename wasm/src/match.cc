@@ -608,6 +608,20 @@ struct CompiledList::Matchers {
 
 namespace {
 
+// Moves what the similarity index reads of `rule` (index `r`) into `doc`: the claim,
+// then each match.similar phrasing that differs from it, the fact-check's title
+// and the languages.
+void TakeSimilarDoc(uint32_t r, Rule& rule, SimilarDoc* doc) {
+  doc->rule_index = r;
+  doc->phrasings.reserve(1 + rule.similar.size());
+  doc->phrasings.push_back(std::move(rule.claim));
+  for (std::string& p : rule.similar) {
+    if (p != doc->phrasings.front()) doc->phrasings.push_back(std::move(p));
+  }
+  doc->title = std::move(rule.review.title);
+  doc->languages = std::move(rule.languages);
+}
+
 // Returns an index of the claims (each with its match.similar phrasings and its
 // fact-check title) of the `count` rules `rule(i)` for which `include(rule)` holds.
 // Built from the rules alone, so a list restored from its compiled form gets
@@ -622,15 +636,7 @@ std::unique_ptr<SimilarIndex> IndexClaims(size_t count, GetRule rule_at,
   for (uint32_t r = 0; r < count; ++r) {
     Rule& rule = rule_at(r);
     if (!include(rule)) continue;
-    SimilarDoc& doc = docs.emplace_back();
-    doc.rule_index = r;
-    doc.phrasings.reserve(1 + rule.similar.size());
-    doc.phrasings.push_back(std::move(rule.claim));
-    for (std::string& p : rule.similar) {
-      if (p != doc.phrasings.front()) doc.phrasings.push_back(std::move(p));
-    }
-    doc.title = std::move(rule.review.title);
-    doc.languages = std::move(rule.languages);
+    TakeSimilarDoc(r, rule, &docs.emplace_back());
   }
   return SimilarIndex::Build(docs, options);
 }
@@ -655,6 +661,15 @@ template <typename GetRule>
   ScanSimilarRules(options, m);
   m->similar =
       m->any_similar ? IndexClaims(count, rule_at, options, HasSimilar) : nullptr;
+}
+
+// The same from the claims a load kept as it read the rules (`docs`: the rules with
+// match.similar, in rule order, as IndexClaims would make them).
+[[gnu::noinline]] void BuildSimilarIndex(const std::vector<SimilarDoc>& docs,
+                                         const SimilarOptions& options,
+                                         CompiledList::Matchers* m) {
+  ScanSimilarRules(options, m);
+  m->similar = m->any_similar ? SimilarIndex::Build(docs, options) : nullptr;
 }
 
 // ---- rule records -------------------------------------------------------------------
@@ -1151,10 +1166,11 @@ struct CompiledList::Builder::State {
   SharedStringIds shared{&compiled->shared_strings_};
   LoadBudget budget;
   bool spent = false;
-  // The rules with match.similar, with only what the similarity index reads, and
-  // their indices (ascending).
-  std::vector<Rule> similar_rules;
-  std::vector<uint32_t> similar_indices;
+  // What the similarity index reads of the rules with match.similar, in rule
+  // order: a SimilarDoc each (IndexClaims' own), not the Rule it came from. A
+  // load's wasm memory peaks at the end of the parse, with the list text still in
+  // memory, and a Rule kept there for its claim carried a dozen empty members.
+  std::vector<SimilarDoc> similar_docs;
 };
 
 CompiledList::Builder::Builder(const CompileOptions& options, size_t expected_rules,
@@ -1204,33 +1220,15 @@ Status CompiledList::Builder::Add(Rule& rule) {
   c.AddRule(rule, &st.shared);
   const bool similar = HasSimilar(rule);
   m.rule_has_similar.push_back(similar);
-  if (similar) {
-    Rule& kept = st.similar_rules.emplace_back();
-    kept.claim = std::move(rule.claim);
-    kept.similar = std::move(rule.similar);
-    kept.review.title = std::move(rule.review.title);
-    kept.languages = std::move(rule.languages);
-    st.similar_indices.push_back(r);
-  }
+  if (similar) TakeSimilarDoc(r, rule, &st.similar_docs.emplace_back());
   return Status::Ok();
 }
 
 std::unique_ptr<CompiledList> CompiledList::Builder::Finish(ListInfo info) {
   State& st = *state_;
   Matchers& m = *st.compiled->matchers_;
-  // IndexClaims reads every rule in order; those without match.similar are none.
-  size_t next = 0;
-  Rule none;
-  BuildSimilarIndex(
-      st.compiled->rule_count(),
-      [&](uint32_t r) -> Rule& {
-        if (next < st.similar_indices.size() && st.similar_indices[next] == r) {
-          return st.similar_rules[next++];
-        }
-        return none;
-      },
-      st.options.similar, &m);
-  std::vector<Rule>().swap(st.similar_rules);
+  BuildSimilarIndex(st.similar_docs, st.options.similar, &m);
+  std::vector<SimilarDoc>().swap(st.similar_docs);
   BuildPrefilter(&m);
   st.compiled->info_ = std::move(info);
   st.spent = true;
