@@ -25,6 +25,30 @@ TEST_CASE("hash: the seed is drawn once and the hash depends on every byte", "[h
   CHECK(TextHash("vaccine", 1) != TextHash("vaccine", 2));
 }
 
+TEST_CASE("hash: a readable end changes how bytes are read, never the hash", "[hash]") {
+  // Every length and place in a buffer, near its end and far from it, with bytes
+  // past the text that differ from run to run: the one-load path must mask them.
+  const uint64_t seed = TextHashSeed();
+  std::mt19937 random(7);
+  for (int round = 0; round < 20; ++round) {
+    std::string buffer(48, '\0');
+    for (char& c : buffer) c = static_cast<char>(random());
+    const char* end = buffer.data() + buffer.size();
+    for (size_t begin = 0; begin <= buffer.size(); ++begin) {
+      for (size_t n = 0; begin + n <= buffer.size(); ++n) {
+        const std::string_view text(buffer.data() + begin, n);
+        const std::string copy(text);  // alone in a buffer of its own size
+        uint64_t low = 0;
+        for (size_t k = 0; k < n && k < 8; ++k)
+          low |= uint64_t{static_cast<uint8_t>(copy[k])} << (8 * k);
+        REQUIRE(LowBytes(text.data(), n, end) == low);
+        REQUIRE(LowBytes(copy.data(), n) == low);
+        REQUIRE(TextHash(text, seed, end) == TextHash(copy, seed));
+      }
+    }
+  }
+}
+
 TEST_CASE("hash: SameText compares every byte, at every length", "[hash]") {
   for (size_t n = 0; n <= 20; ++n) {
     const std::string a(n, 'x');

@@ -370,7 +370,10 @@ struct Occurrence {
 // of vectors cost an allocation per distinct word of every post.
 class PostWords {
  public:
-  explicit PostWords(const NormalizedText& post) : post_(post), seed_(TextHashSeed()) {
+  explicit PostWords(const NormalizedText& post)
+      : post_(post),
+        text_end_(post.text.data() + post.text.size()),
+        seed_(TextHashSeed()) {
     const size_t n = post.words.size();
     // Room for every word of a usual post at once; a long one's distinct words
     // grow it (a post of 300k repeated words needs a few slots, not a million).
@@ -381,10 +384,10 @@ class PostWords {
     next_.assign(n, kNoWord);
     // Backwards, so that each word's positions chain in increasing order.
     for (uint32_t i = static_cast<uint32_t>(n); i-- > 0;) {
-      size_t slot = SlotOf(Word(i));
+      size_t slot = SlotOf(Word(i), text_end_);
       if (first_[slot] == kNoWord && 2 * ++distinct_ > first_.size()) {
         Grow();  // at most half full; sized by distinct words, not all of them
-        slot = SlotOf(Word(i));
+        slot = SlotOf(Word(i), text_end_);
       }
       next_[i] = first_[slot];
       first_[slot] = i;
@@ -443,8 +446,10 @@ class PostWords {
   // Returns the slot of `word`: the one holding its first position, or the empty
   // one where it would go (the table is at most half full). The hash is keyed
   // (factlens/hash.h): the words are the page's.
-  size_t SlotOf(std::string_view word) const {
-    for (size_t i = TextHash(word, seed_) & mask_;; i = (i + 1) & mask_) {
+  // `readable_end`: the end of the text `word` lies in (factlens/hash.h's
+  // LowBytes), or null.
+  size_t SlotOf(std::string_view word, const char* readable_end = nullptr) const {
+    for (size_t i = TextHash(word, seed_, readable_end) & mask_;; i = (i + 1) & mask_) {
       if (first_[i] == kNoWord || SameText(Word(first_[i]), word)) return i;
     }
   }
@@ -455,11 +460,12 @@ class PostWords {
     old.swap(first_);
     mask_ = first_.size() - 1;
     for (uint32_t first : old) {
-      if (first != kNoWord) first_[SlotOf(Word(first))] = first;
+      if (first != kNoWord) first_[SlotOf(Word(first), text_end_)] = first;
     }
   }
 
   const NormalizedText& post_;
+  const char* text_end_;  // (the post's words are read with LowBytes)
   const uint64_t seed_;
   size_t distinct_ = 0;          // words in the table
   std::vector<uint32_t> first_;  // by slot: a word's first position

@@ -833,7 +833,8 @@ struct SimilarIndex::Impl {
   struct WordKey {
     uint64_t key, head;
   };
-  WordKey KeyOf(std::string_view word) const;
+  // `readable_end`: the end of the text `word` lies in (LowBytes), or null.
+  WordKey KeyOf(std::string_view word, const char* readable_end = nullptr) const;
   // Returns the cached terms of `word` (key `k`), computing them on first sight. The
   // result is valid until the next Lookup; TrimCache must come first.
   const CachedWord& Lookup(std::string_view word, const WordKey& k);
@@ -854,12 +855,11 @@ struct SimilarIndex::Impl {
   }
 };
 
-SimilarIndex::Impl::WordKey SimilarIndex::Impl::KeyOf(std::string_view word) const {
+SimilarIndex::Impl::WordKey SimilarIndex::Impl::KeyOf(std::string_view word,
+                                                      const char* readable_end) const {
   // Keyed (factlens/hash.h): the words are the page's, the cache lives long.
-  WordKey k{TextHash(word, cache_seed), 0};
-  for (size_t i = 0; i < word.size() && i < 8; ++i)
-    k.head |= uint64_t{static_cast<uint8_t>(word[i])} << (8 * i);
-  return k;
+  return {TextHash(word, cache_seed, readable_end),
+          LowBytes(word.data(), word.size(), readable_end)};
 }
 
 const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_view word,
@@ -1689,12 +1689,13 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   auto word_at = [&](const ByteRange& r) {
     return std::string_view(post.text).substr(r.begin, r.end - r.begin);
   };
+  const char* const text_end = post.text.data() + post.text.size();
   constexpr size_t kKeyRun = 256;
   Impl::WordKey keys[kKeyRun];
   for (size_t begin = 0; begin < post.words.size(); begin += kKeyRun) {
     const size_t end = std::min(post.words.size(), begin + kKeyRun);
     for (size_t i = begin; i < end; ++i)
-      keys[i - begin] = x.KeyOf(word_at(post.words[i]));
+      keys[i - begin] = x.KeyOf(word_at(post.words[i]), text_end);
     for (size_t i = begin; i < end; ++i) {
       const Impl::CachedWord& c = x.Lookup(word_at(post.words[i]), keys[i - begin]);
       if (c.content()) content.push_back({c.stems_begin, c.grams_begin});

@@ -21,10 +21,31 @@ namespace factlens {
 // system has no random source).
 uint64_t TextHashSeed();
 
+// Returns the first min(n, 8) bytes at `p` as a little-endian number, the bytes
+// past them zero. `readable_end`, if not null, is the end of the buffer `p` lies
+// in: where 8 bytes from `p` lie within it, one load and a mask stand for the
+// loop over the bytes (a memcpy of variable size is a call in wasm, and a loop a
+// branch per byte: the words a check hashes are mostly shorter than 8 bytes).
+inline uint64_t LowBytes(const char* p, size_t n, const char* readable_end = nullptr) {
+  if (n == 0) return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n >= 8 || (readable_end != nullptr && readable_end - p >= 8)) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return n >= 8 ? v : v & ((uint64_t{1} << (8 * n)) - 1);
+  }
+#endif
+  uint64_t v = 0;
+  for (size_t k = 0; k < n && k < 8; ++k)
+    v |= uint64_t{static_cast<uint8_t>(p[k])} << (8 * k);
+  return v;
+}
+
 // Returns a 64-bit hash of `bytes` keyed by `seed`: 8 bytes at a time, each block
 // mixed into the state by a bijective finaliser, so whether two texts collide
-// depends on the seed.
-inline uint64_t TextHash(std::string_view bytes, uint64_t seed) {
+// depends on the seed. `readable_end` as for LowBytes (the same hash either way).
+inline uint64_t TextHash(std::string_view bytes, uint64_t seed,
+                         const char* readable_end = nullptr) {
   auto mix = [](uint64_t h) {
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
@@ -40,9 +61,7 @@ inline uint64_t TextHash(std::string_view bytes, uint64_t seed) {
     std::memcpy(&block, bytes.data() + i, 8);
     h = mix(h ^ block);
   }
-  uint64_t last = 0;  // (byte by byte: a memcpy of variable size is a call)
-  for (size_t k = 0; i + k < bytes.size(); ++k)
-    last |= uint64_t{static_cast<uint8_t>(bytes[i + k])} << (8 * k);
+  const uint64_t last = LowBytes(bytes.data() + i, bytes.size() - i, readable_end);
   return mix(h ^ last ^ (uint64_t{bytes.size()} << 56));
 }
 
