@@ -198,5 +198,32 @@ TEST_CASE("score: the stance caps the action; the caps are policy data", "[score
   CHECK(ParsePolicyJson(R"({"stances":[]})", &q).kind() == ErrorKind::kFormat);
 }
 
+TEST_CASE("score: a verdict without matches has one text, and only such a verdict",
+          "[score]") {
+  const std::string nothing =
+      R"({"action":"none","matches":[],"rating":null,"score":0.0,"severity":null,)"
+      R"("stance":"unclear"})";
+  CHECK(VerdictToJson(Verdict(), "any post") == nothing);
+  CHECK(VerdictToJson(Verdict(), "") == nothing);
+  CHECK(VerdictToJson(Decide({}, Policy(), CheckContext()), "post") == nothing);
+  // A field that differs from a plain "none" is written as it is.
+  Verdict v;
+  v.score = 0.25;
+  CHECK(nlohmann::json::parse(VerdictToJson(v, "p"))["score"] == 0.25);
+  v = Verdict();
+  v.score = -0.0;
+  CHECK(VerdictToJson(v, "p").find(R"("score":-0.0)") != std::string::npos);
+  v = Verdict();
+  v.action = Action::kLabel;
+  CHECK(nlohmann::json::parse(VerdictToJson(v, "p"))["action"] == "label");
+  v = Verdict();
+  v.stance = Stance::kDebunks;
+  const Rule rule = MakeRule(Rating::kFalse, Severity::kLow);
+  v.top = &rule;
+  const nlohmann::json top = nlohmann::json::parse(VerdictToJson(v, "p"));
+  CHECK(top["rating"] == "false");
+  CHECK(top["stance"] == "debunks");
+}
+
 }  // namespace
 }  // namespace factlens
