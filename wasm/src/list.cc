@@ -416,7 +416,6 @@ bool IsIdChar(char c) {
          c == '-';
 }
 
-// ids: ^[a-z0-9][a-z0-9._-]{0,max-1}$
 // The rule ids a parse has read, for its duplicate check: each id's bytes once,
 // after a length byte, in one string, and an open-addressed table of their
 // offsets, hashed with a per-process key (factlens/hash.h: the ids are the
@@ -464,6 +463,7 @@ class IdSet {
   size_t mask_ = 0, count_ = 0;
 };
 
+// ids: ^[a-z0-9][a-z0-9._-]{0,max-1}$
 bool IsValidId(const std::string& id, size_t max_len) {
   if (id.empty() || id.size() > max_len) return false;
   if (!IsIdChar(id[0]) || id[0] == '.' || id[0] == '_' || id[0] == '-') return false;
