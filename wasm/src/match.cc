@@ -628,23 +628,21 @@ void TakeSimilarDoc(uint32_t r, Rule& rule, SimilarDoc* doc) {
   doc->languages = std::move(rule.languages);
 }
 
-// Returns an index of the claims (each with its match.similar phrasings and its
+// Returns the claims to index (each with its match.similar phrasings and its
 // fact-check title) of the `count` rules `rule(i)` for which `include(rule)` holds.
 // Built from the rules alone, so a list restored from its compiled form gets
 // exactly the same index. (`rule(i)` may reuse one Rule: each is read once, and
 // its claim, phrasings, title and languages are moved from, not copied: a load
 // frees the rules right after, and their copies would raise wasm memory's peak.)
 template <typename GetRule, typename Include>
-std::unique_ptr<SimilarIndex> IndexClaims(size_t count, GetRule rule_at,
-                                          const SimilarOptions& options,
-                                          Include include) {
+std::vector<SimilarDoc> ClaimDocs(size_t count, GetRule rule_at, Include include) {
   std::vector<SimilarDoc> docs;
   for (uint32_t r = 0; r < count; ++r) {
     Rule& rule = rule_at(r);
     if (!include(rule)) continue;
     TakeSimilarDoc(r, rule, &docs.emplace_back());
   }
-  return SimilarIndex::Build(docs, options);
+  return docs;
 }
 
 bool HasSimilar(const Rule& rule) { return !rule.similar.empty(); }
@@ -659,18 +657,9 @@ void ScanSimilarRules(const SimilarOptions& options, CompiledList::Matchers* m) 
   m->similar_all = with > 0 && with == m->rule_has_similar.size();
 }
 
-// Builds the kSimilar matcher's index (the rules with match.similar).
-template <typename GetRule>
-[[gnu::noinline]] void BuildSimilarIndex(size_t count, GetRule rule_at,
-                                         const SimilarOptions& options,
-                                         CompiledList::Matchers* m) {
-  ScanSimilarRules(options, m);
-  m->similar =
-      m->any_similar ? IndexClaims(count, rule_at, options, HasSimilar) : nullptr;
-}
-
-// The same from the claims a load kept as it read the rules (`docs`: the rules with
-// match.similar, in rule order, as IndexClaims would make them).
+// Builds the kSimilar matcher's index from `docs`, the claims of the rules with
+// match.similar in rule order: those a load kept as it read the rules, or
+// ClaimDocs(..., HasSimilar) of restored ones.
 [[gnu::noinline]] void BuildSimilarIndex(const std::vector<SimilarDoc>& docs,
                                          const SimilarOptions& options,
                                          CompiledList::Matchers* m) {
@@ -1173,9 +1162,10 @@ struct CompiledList::Builder::State {
   LoadBudget budget;
   bool spent = false;
   // What the similarity index reads of the rules with match.similar, in rule
-  // order: a SimilarDoc each (IndexClaims' own), not the Rule it came from. A
-  // load's wasm memory peaks at the end of the parse, with the list text still in
-  // memory, and a Rule kept there for its claim carried a dozen empty members.
+  // order: a SimilarDoc each (as ClaimDocs makes them), not the Rule it came
+  // from. A load's wasm memory peaks at the end of the parse, with the list text
+  // still in memory, and a Rule kept there for its claim carried a dozen empty
+  // members.
   std::vector<SimilarDoc> similar_docs;
 };
 
@@ -1517,13 +1507,11 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (has_index && m.similar == nullptr) {
       Rule scratch;
       const CompiledList& c = *compiled;
-      BuildSimilarIndex(
-          rule_count,
-          [&](uint32_t i) -> Rule& {
-            c.DecodeRule(i, &scratch);
-            return scratch;
-          },
-          options.similar, &m);
+      auto decoded = [&](uint32_t i) -> Rule& {
+        c.DecodeRule(i, &scratch);
+        return scratch;
+      };
+      BuildSimilarIndex(ClaimDocs(rule_count, decoded, HasSimilar), options.similar, &m);
     }
   }
   *out = std::move(compiled);
@@ -1692,13 +1680,13 @@ std::vector<SimilarHit> CompiledList::Search(
   if (m.similar_all) return m.similar->Search(post, k, withheld);
   std::call_once(m.search_index_once, [&] {
     Rule scratch;
-    m.search_index = IndexClaims(
-        rule_count(),
-        [&](uint32_t i) -> Rule& {
-          DecodeRule(i, &scratch);
-          return scratch;
-        },
-        m.similar_options, [](const Rule&) { return true; });
+    auto decoded = [&](uint32_t i) -> Rule& {
+      DecodeRule(i, &scratch);
+      return scratch;
+    };
+    auto every = [](const Rule&) { return true; };
+    m.search_index =
+        SimilarIndex::Build(ClaimDocs(rule_count(), decoded, every), m.similar_options);
   });
   return m.search_index->Search(post, k, withheld);
 }
