@@ -1158,10 +1158,11 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
   if (word_state_count_ > 1) {
     const uint32_t* nodes = word_nodes_.data();
     const size_t n = text.size();
+    // From the text's start and after each byte that is not an ASCII letter or
+    // digit (RE2's non-word bytes, '_', and the space before a word). The bytes
+    // of a run of letters and digits are passed over in one tight loop: no walk
+    // can start inside it.
     for (size_t start = 0; start < n; ++start) {
-      // (After a byte that is not an ASCII letter or digit: RE2's non-word bytes,
-      // '_', and the space before a word.)
-      if (start > 0 && kAlnum.of[static_cast<uint8_t>(text[start - 1])]) continue;
       uint32_t s = word_root_next_[static_cast<uint8_t>(text[start])];
       for (size_t i = start; s != 0;) {
         const uint32_t* record = nodes + s;
@@ -1170,6 +1171,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
         if (++i == n || (head & 0xFF) == 0) break;
         s = EdgeOn(record + kEdges, head, static_cast<uint8_t>(AsciiLower(text[i])));
       }
+      while (start < n && kAlnum.of[static_cast<uint8_t>(text[start])]) ++start;
     }
   }
   for (uint32_t a : atoms_found_) atom_seen_[a / 64] = 0;
