@@ -50,6 +50,19 @@ double ScoreOf(const SimilarIndex& index, const std::string& post, uint32_t rule
   return 0;
 }
 
+// Returns `index` serialised and read back (a list of `rule_count` rules).
+std::unique_ptr<SimilarIndex> SerializedAndRestored(const SimilarIndex& index,
+                                                    size_t rule_count) {
+  ByteWriter w;
+  index.Serialize(&w);
+  ByteReader r(w.bytes());
+  std::unique_ptr<SimilarIndex> restored;
+  REQUIRE(SimilarIndex::Deserialize(&r, {}, rule_count, &restored));
+  REQUIRE(restored != nullptr);
+  REQUIRE(r.at_end());
+  return restored;
+}
+
 TEST_CASE("similar: Snowball stems English and German words", "[similar]") {
   CHECK(StemWord("spreading", "en") == "spread");
   CHECK(StemWord("vaccines", "en") == StemWord("vaccine", "en"));
@@ -353,6 +366,27 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
   CHECK(bounded >= 10000);
   CHECK(stats.ended >= 150);
   CHECK(stats.passed >= 50);
+
+  // The serialised index carries its gate, and the restored one lays it out from
+  // there on its first check: the same promise, and post by post the same hits
+  // and the same posts ended as an index built afresh.
+  const auto restored = SerializedAndRestored(*index, docs.size());
+  const auto fresh = SimilarIndex::Build(docs);
+  for (int n = 0; n < 300; ++n) {
+    const std::string post =
+        n % 2 ? filler(50 + random() % 200)
+              : filler(random() % 20) + " " + claims[random() % claims.size()];
+    const NormalizedText normalized = Normalize(post);
+    const auto a = fresh->Search(normalized, 5, {}, SimilarIndex::kDefaultThreshold);
+    const auto b = restored->Search(normalized, 5, {}, SimilarIndex::kDefaultThreshold);
+    INFO(post);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].rule_index == b[i].rule_index);
+  }
+  CHECK(restored->gate_stats().ended == fresh->gate_stats().ended);
+  CHECK(restored->gate_stats().passed == fresh->gate_stats().passed);
+  CHECK(restored->gate_stats().ended >= 50);
+  CHECK(restored->VerifyGate());
 }
 
 TEST_CASE("similar: a claim of more words than the gate tries loses no hit",
@@ -444,12 +478,7 @@ TEST_CASE("similar: every bigram of every claim is found in a large list", "[sim
                            word(d + 9003)}));
   }
   auto index = SimilarIndex::Build(docs);
-  ByteWriter w;
-  index->Serialize(&w);
-  ByteReader r(w.bytes());
-  std::unique_ptr<SimilarIndex> restored;
-  REQUIRE(SimilarIndex::Deserialize(&r, {}, docs.size(), &restored));
-  REQUIRE(restored != nullptr);
+  const auto restored = SerializedAndRestored(*index, docs.size());
   for (uint32_t d = 0; d < docs.size(); d += 7) {
     for (const SimilarIndex* searched : {index.get(), restored.get()}) {
       const auto hits = searched->Search(Normalize(docs[d].phrasings[0]), 1);
@@ -623,6 +652,11 @@ TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash
         CHECK(hit.score >= 0);
         CHECK(hit.score <= 1);
         restored->Spans(Normalize(post), hit.rule_index);
+      }
+      // With a minimum score, through the gate laid out from the damaged bytes.
+      for (const SimilarHit& hit :
+           restored->Search(Normalize(post), 6, {}, SimilarIndex::kDefaultThreshold)) {
+        CHECK(hit.rule_index < Claims().size());
       }
     }
   }

@@ -697,6 +697,11 @@ struct SimilarIndex::Impl {
     SimilarIndex::GateStats stats;
     // Set by GateBounds: Search fills it with every claim's bound and stops.
     std::vector<std::pair<uint32_t, double>>* bounds = nullptr;
+    // A restored index's gate as the compiled form kept it, until BuildGate lays
+    // it out: per claim (from kept_begin[d]), its gate words at any level, each as
+    // its id << 4 and a bit per level it is a gate word at; `need` is set.
+    bool kept_from_form = false;
+    std::vector<uint32_t> kept_begin, kept;
   } gate;
   void BuildGate();
 
@@ -1345,6 +1350,36 @@ std::vector<uint32_t> SimilarIndex::Impl::DistinctWords(const WordView& v) {
 void SimilarIndex::Impl::BuildGate() {
   Gate& g = gate;
   g.built = true;
+  for (const Doc& doc : docs) {
+    for (int f = 0; f < kFieldCount; ++f)
+      g.most_terms[f] = std::max(g.most_terms[f], Terms(doc, f).size());
+    g.most_word_idf =
+        std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
+  }
+  if (g.kept_from_form) {
+    // Restored: the claims' gate words by word, per level, as below.
+    for (int l = 0; l < kGateLevelCount; ++l) {
+      std::vector<uint32_t>& begin = g.begin[l];
+      begin.assign(words.size() + 1, 0);
+      for (uint32_t e : g.kept) {
+        if (e >> l & 1) ++begin[(e >> 4) + 1];
+      }
+      for (size_t w = 0; w < words.size(); ++w) begin[w + 1] += begin[w];
+      g.docs[l].resize(begin[words.size()]);
+      std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+      for (uint32_t d = 0; d < docs.size(); ++d) {
+        for (uint32_t i = g.kept_begin[d]; i < g.kept_begin[d + 1]; ++i) {
+          if (g.kept[i] >> l & 1) g.docs[l][fill[g.kept[i] >> 4]++] = d;
+        }
+      }
+    }
+    g.kept_from_form = false;
+    std::vector<uint32_t>().swap(g.kept);
+    std::vector<uint32_t>().swap(g.kept_begin);
+    g.stamp.assign(docs.size(), 0);
+    g.count.assign(docs.size(), 0);
+    return;
+  }
   // Per claim: its distinct words, rarest first, and per level how many of them
   // are its gate words and how many of those a post must hold (2, or 1 where no
   // cut leaves the claim short with any one of them back).
@@ -1357,10 +1392,6 @@ void SimilarIndex::Impl::BuildGate() {
   std::vector<char> known;
   for (uint32_t d = 0; d < docs.size(); ++d) {
     const Doc& doc = docs[d];
-    for (int f = 0; f < kFieldCount; ++f)
-      g.most_terms[f] = std::max(g.most_terms[f], Terms(doc, f).size());
-    g.most_word_idf =
-        std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
     const WordView v = Words(doc);
     const std::vector<uint32_t> order = GateOrder(v);
     // (All the ids asked about are the claim's own: present unless among the
@@ -1620,6 +1651,52 @@ void SimilarIndex::Serialize(ByteWriter* w) const {
     w->Vec(p.begin);
     w->Vec(p.items);
   }
+  SerializeGate(w);
+}
+
+// The gate, built here if no check has built it yet: a restored list's first check
+// would otherwise wait for it (300M instructions natively at the bench's 100k
+// rules, nearly all of that check). Per claim, its gate words at any level (ids
+// ascending, as gaps), each with a bit per level it is one at, then a bit per level
+// where a post must hold two. Read from the by-word lists the gate keeps, in word
+// order, so each claim's words come out ascending.
+void SimilarIndex::SerializeGate(ByteWriter* w) const {
+  Impl& x = *impl_;
+  if (!x.gate.built) x.BuildGate();
+  const Impl::Gate& g = x.gate;
+  const size_t doc_count = x.docs.size();
+  std::vector<uint32_t> begin(doc_count + 1, 0);
+  for (int l = 0; l < Impl::kGateLevelCount; ++l) {
+    for (uint32_t d : g.docs[l]) ++begin[d + 1];
+  }
+  for (size_t d = 0; d < doc_count; ++d) begin[d + 1] += begin[d];
+  std::vector<uint32_t> entries(begin[doc_count]);
+  std::vector<uint32_t> end(begin.begin(), begin.end() - 1);
+  for (uint32_t word = 0; word < x.words.size(); ++word) {
+    for (int l = 0; l < Impl::kGateLevelCount; ++l) {
+      for (uint32_t i = g.begin[l][word]; i < g.begin[l][word + 1]; ++i) {
+        const uint32_t d = g.docs[l][i];
+        if (end[d] > begin[d] && entries[end[d] - 1] >> 4 == word) {
+          entries[end[d] - 1] |= 1u << l;
+        } else {
+          entries[end[d]++] = word << 4 | 1u << l;
+        }
+      }
+    }
+  }
+  for (size_t d = 0; d < doc_count; ++d) {
+    w->Var32(end[d] - begin[d]);
+    uint32_t previous = 0;
+    for (uint32_t i = begin[d]; i < end[d]; ++i) {
+      w->Var32((entries[i] >> 4) - previous);
+      w->U8(static_cast<uint8_t>(entries[i] & 15));
+      previous = entries[i] >> 4;
+    }
+    uint8_t twos = 0;
+    for (int l = 0; l < Impl::kGateLevelCount; ++l)
+      twos |= static_cast<uint8_t>((g.need[d * Impl::kGateLevelCount + l] == 2) << l);
+    w->U8(twos);
+  }
 }
 
 namespace {
@@ -1738,6 +1815,31 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
       }
     }
   }
+  // The gate (SerializeGate), laid out by BuildGate on the first check.
+  Impl::Gate& g = x.gate;
+  g.need.assign(static_cast<size_t>(doc_count) * Impl::kGateLevelCount, 1);
+  g.kept_begin.assign(1, 0);
+  for (uint32_t d = 0; d < doc_count; ++d) {
+    const uint32_t n = r->Var32();
+    if (!r->ok() || n > r->remaining() / 2) return r->Fail();
+    uint64_t id = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t gap = r->Var32();
+      const uint8_t levels = r->U8();
+      id += gap;
+      if (!r->ok() || (i > 0 && gap == 0) || id >= x.words.size() || levels == 0 ||
+          levels > 15) {
+        return r->Fail();
+      }
+      g.kept.push_back(static_cast<uint32_t>(id) << 4 | levels);
+    }
+    const uint8_t twos = r->U8();
+    if (!r->ok() || twos > 15) return r->Fail();
+    for (int l = 0; l < Impl::kGateLevelCount; ++l)
+      g.need[d * Impl::kGateLevelCount + l] = (twos >> l & 1) ? 2 : 1;
+    g.kept_begin.push_back(static_cast<uint32_t>(g.kept.size()));
+  }
+  g.kept_from_form = true;
   if (!same_options) return true;  // valid, but for other options: the caller rebuilds
   x.Finish();
   out->reset(new SimilarIndex(std::move(impl)));

@@ -128,7 +128,8 @@ class SimilarIndex {
   std::vector<std::pair<uint32_t, double>> GateBounds(const NormalizedText& post,
                                                       double min_score) const;
 
-  // Appends the index to `w` (the SIMI section of the compiled form, match.h).
+  // Appends the index to `w` (the SIMI section of the compiled form, match.h),
+  // with its gate, which it builds if no check has.
   void Serialize(ByteWriter* w) const;
   // Reads an index Serialize wrote into *out. Returns false if the bytes are
   // malformed: every id, count and frequency is checked, and rule indices must be
@@ -148,6 +149,7 @@ class SimilarIndex {
   static constexpr double kMinCollection = 2000;
 
  private:
+  void SerializeGate(ByteWriter* w) const;
   struct Impl;
   explicit SimilarIndex(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
