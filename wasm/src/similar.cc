@@ -697,13 +697,16 @@ struct SimilarIndex::Impl {
     SimilarIndex::GateStats stats;
     // Set by GateBounds: Search fills it with every claim's bound and stops.
     std::vector<std::pair<uint32_t, double>>* bounds = nullptr;
-    // A restored index's gate as the compiled form kept it, until BuildGate lays
-    // it out: per claim (from kept_begin[d]), its gate words at any level, each as
-    // its id << 4 and a bit per level it is a gate word at; `need` is set.
+    // Each claim's gate words, as the compiled form keeps them, until BuildGate
+    // lays them out by word: per claim (from kept_begin[d]), its gate words at any
+    // level, each as its id << 4 and a bit per level it is a gate word at. Set by
+    // a restore (kept_from_form) or by FindGateWords; `need` with them.
     bool kept_from_form = false;
     std::vector<uint32_t> kept_begin, kept;
   } gate;
   void BuildGate();
+  // Finds each claim's gate words and `need` (into `kept`, as a restore reads them).
+  void FindGateWords();
 
   // How much of claim `doc` (its words `words`) a post holding the words
   // `present(id)` says covers, by idf: what the re-ranker's word features and the
@@ -1356,35 +1359,38 @@ void SimilarIndex::Impl::BuildGate() {
     g.most_word_idf =
         std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
   }
-  if (g.kept_from_form) {
-    // Restored: the claims' gate words by word, per level, as below.
-    for (int l = 0; l < kGateLevelCount; ++l) {
-      std::vector<uint32_t>& begin = g.begin[l];
-      begin.assign(words.size() + 1, 0);
-      for (uint32_t e : g.kept) {
-        if (e >> l & 1) ++begin[(e >> 4) + 1];
-      }
-      for (size_t w = 0; w < words.size(); ++w) begin[w + 1] += begin[w];
-      g.docs[l].resize(begin[words.size()]);
-      std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
-      for (uint32_t d = 0; d < docs.size(); ++d) {
-        for (uint32_t i = g.kept_begin[d]; i < g.kept_begin[d + 1]; ++i) {
-          if (g.kept[i] >> l & 1) g.docs[l][fill[g.kept[i] >> 4]++] = d;
-        }
+  if (!g.kept_from_form) FindGateWords();
+  // The claims by gate word, per level, from each claim's gate words (restored
+  // from the compiled form, or just found).
+  for (int l = 0; l < kGateLevelCount; ++l) {
+    std::vector<uint32_t>& begin = g.begin[l];
+    begin.assign(words.size() + 1, 0);
+    for (uint32_t e : g.kept) {
+      if (e >> l & 1) ++begin[(e >> 4) + 1];
+    }
+    for (size_t w = 0; w < words.size(); ++w) begin[w + 1] += begin[w];
+    g.docs[l].resize(begin[words.size()]);
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (uint32_t d = 0; d < docs.size(); ++d) {
+      for (uint32_t i = g.kept_begin[d]; i < g.kept_begin[d + 1]; ++i) {
+        if (g.kept[i] >> l & 1) g.docs[l][fill[g.kept[i] >> 4]++] = d;
       }
     }
-    g.kept_from_form = false;
-    std::vector<uint32_t>().swap(g.kept);
-    std::vector<uint32_t>().swap(g.kept_begin);
-    g.stamp.assign(docs.size(), 0);
-    g.count.assign(docs.size(), 0);
-    return;
   }
+  g.kept_from_form = false;
+  std::vector<uint32_t>().swap(g.kept);
+  std::vector<uint32_t>().swap(g.kept_begin);
+  g.stamp.assign(docs.size(), 0);
+  g.count.assign(docs.size(), 0);
+}
+
+void SimilarIndex::Impl::FindGateWords() {
+  Gate& g = gate;
   // Per claim: its distinct words, rarest first, and per level how many of them
   // are its gate words and how many of those a post must hold (2, or 1 where no
   // cut leaves the claim short with any one of them back).
-  std::vector<uint32_t> order_begin(docs.size() + 1, 0), orders;
-  std::vector<uint32_t> cut(docs.size() * kGateLevelCount);
+  g.kept_begin.assign(1, 0);
+  g.kept.clear();
   g.need.assign(docs.size() * kGateLevelCount, 1);
   std::vector<uint64_t> gone(words.size() / 64 + 1, 0);  // the first k, by word id
   // What is left of a claim with its first k words gone, by k, once asked for.
@@ -1397,7 +1403,7 @@ void SimilarIndex::Impl::BuildGate() {
     // (All the ids asked about are the claim's own: present unless among the
     // first k.)
     auto present = [&](uint32_t id) { return !Marked(gone, id); };
-    uint32_t* const cut_of = &cut[d * kGateLevelCount];
+    uint32_t cut_of[kGateLevelCount];
     uint8_t* const need_of = &g.need[d * kGateLevelCount];
     uint32_t one_cut[kGateLevelCount];
     // A claim of many thousands of words (a list may give one 256 phrasings of
@@ -1471,27 +1477,16 @@ void SimilarIndex::Impl::BuildGate() {
       if (cut_of[l] == kNone) cut_of[l] = one_cut[l];
     }
     for (uint32_t id : order) Unmark(&gone, id);
-    orders.insert(orders.end(), order.begin(), order.end());
-    order_begin[d + 1] = static_cast<uint32_t>(orders.size());
-  }
-  // Claims by gate word, per level.
-  for (int l = 0; l < kGateLevelCount; ++l) {
-    std::vector<uint32_t>& begin = g.begin[l];
-    begin.assign(words.size() + 1, 0);
-    for (uint32_t d = 0; d < docs.size(); ++d) {
-      for (uint32_t i = 0; i < cut[d * kGateLevelCount + l]; ++i)
-        ++begin[orders[order_begin[d] + i] + 1];
+    // The claim's gate words, rarest first, each with a bit per level whose cut
+    // takes it.
+    const uint32_t most = *std::max_element(cut_of, cut_of + kGateLevelCount);
+    for (uint32_t i = 0; i < most; ++i) {
+      uint32_t levels = 0;
+      for (int l = 0; l < kGateLevelCount; ++l) levels |= (i < cut_of[l] ? 1u : 0u) << l;
+      g.kept.push_back(order[i] << 4 | levels);
     }
-    for (size_t w = 0; w < words.size(); ++w) begin[w + 1] += begin[w];
-    g.docs[l].resize(begin[words.size()]);
-    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
-    for (uint32_t d = 0; d < docs.size(); ++d) {
-      for (uint32_t i = 0; i < cut[d * kGateLevelCount + l]; ++i)
-        g.docs[l][fill[orders[order_begin[d] + i]]++] = d;
-    }
+    g.kept_begin.push_back(static_cast<uint32_t>(g.kept.size()));
   }
-  g.stamp.assign(docs.size(), 0);
-  g.count.assign(docs.size(), 0);
 }
 
 [[gnu::noinline]] void SimilarIndex::Impl::DocLengths(uint32_t d,
