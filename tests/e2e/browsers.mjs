@@ -12,7 +12,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { pipeline } from 'node:stream';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
@@ -174,49 +174,7 @@ export async function launchWithExtension(browser, { extension, profile, tunnel 
   const proxy = await startRecordingProxy(requests, tunnel);
   let instance;
   try {
-    instance = await puppeteer.launch({
-      browser: 'firefox',
-      executablePath: FIREFOX_PATH,
-      headless: true,
-      userDataDir: profile,
-      // WebDriver BiDi's session capability: Firefox then accepts the fixtures'
-      // self-signed certificate, HSTS-preloaded names (x.com, youtube.com...) included.
-      acceptInsecureCerts: Boolean(tunnel),
-      // Lets WebDriver BiDi navigate to moz-extension:// pages (the options page).
-      args: ['--remote-allow-system-access'],
-      // Release builds ignore services.settings.server (below) without it.
-      env: { ...process.env, MOZ_REMOTE_SETTINGS_DEVTOOLS: '1' },
-      extraPrefsFirefox: {
-        'extensions.webextensions.uuids': JSON.stringify({ [GECKO_ID]: FIREFOX_UUID }),
-        'network.proxy.type': 1,
-        'network.proxy.http': '127.0.0.1',
-        'network.proxy.http_port': proxy.port,
-        'network.proxy.ssl': '127.0.0.1',
-        'network.proxy.ssl_port': proxy.port,
-        'network.proxy.no_proxies_on': '',
-        'network.proxy.allow_hijacking_localhost': true,
-        // Quiet, like CHROMIUM_ARGS: none of Firefox's own background requests, so that
-        // the recording holds only what pages and the extension asked for.
-        'services.settings.server': 'data:,#remote-settings-dummy/v1',
-        'network.connectivity-service.enabled': false,
-        'network.captive-portal-service.enabled': false,
-        'browser.safebrowsing.malware.enabled': false,
-        'browser.safebrowsing.phishing.enabled': false,
-        'browser.safebrowsing.downloads.enabled': false,
-        'browser.safebrowsing.blockedURIs.enabled': false,
-        'browser.safebrowsing.provider.mozilla.updateURL': '',
-        'extensions.update.enabled': false,
-        'extensions.getAddons.cache.enabled': false,
-        'app.update.enabled': false,
-        'app.normandy.enabled': false,
-        'datareporting.healthreport.uploadEnabled': false,
-        'toolkit.telemetry.enabled': false,
-        'browser.ping-centre.telemetry': false,
-        'network.dns.disablePrefetch': true,
-        'network.prefetch-next': false,
-        'network.http.speculative-parallel-limit': 0,
-      },
-    });
+    instance = await launchFirefox(profile, proxy.port, tunnel);
     await instance.installExtension(extension);
   } catch (error) {
     await instance?.close();
@@ -252,3 +210,71 @@ export async function launchWithExtension(browser, { extension, profile, tunnel 
 
 /** The directory screenshots and other artefacts of the e2e tests are saved in. */
 export const artifactsDir = (repo) => join(repo, 'build/test-artifacts');
+
+// Firefox's start, a fresh profile's first above all, has taken more than puppeteer's
+// default 30 s on a loaded 2-core CI machine, before any of factlens runs. So the launch
+// waits longer and, if Firefox still never says it is listening, is tried once more on
+// an emptied profile, saying so on stderr. Only the launch is retried: the extension's
+// install and every test step after it are not.
+const FIREFOX_LAUNCH_TIMEOUT_MS = 90000;
+
+async function launchFirefox(profile, proxyPort, tunnel) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await puppeteer.launch(firefoxLaunchOptions(profile, proxyPort, tunnel));
+    } catch (error) {
+      if (attempt === 2 || !/Timed out/.test(error.message)) throw error;
+      process.stderr.write(`firefox did not start within ${FIREFOX_LAUNCH_TIMEOUT_MS} ms `
+                           + `(${error.message}); trying once more on an emptied profile\n`);
+      await rm(profile, { recursive: true, force: true });
+      await mkdir(profile, { recursive: true });
+    }
+  }
+}
+
+function firefoxLaunchOptions(profile, proxyPort, tunnel) {
+  return {
+    timeout: FIREFOX_LAUNCH_TIMEOUT_MS,
+    browser: 'firefox',
+    executablePath: FIREFOX_PATH,
+    headless: true,
+    userDataDir: profile,
+    // WebDriver BiDi's session capability: Firefox then accepts the fixtures'
+    // self-signed certificate, HSTS-preloaded names (x.com, youtube.com...) included.
+    acceptInsecureCerts: Boolean(tunnel),
+    // Lets WebDriver BiDi navigate to moz-extension:// pages (the options page).
+    args: ['--remote-allow-system-access'],
+    // Release builds ignore services.settings.server (below) without it.
+    env: { ...process.env, MOZ_REMOTE_SETTINGS_DEVTOOLS: '1' },
+    extraPrefsFirefox: {
+      'extensions.webextensions.uuids': JSON.stringify({ [GECKO_ID]: FIREFOX_UUID }),
+      'network.proxy.type': 1,
+      'network.proxy.http': '127.0.0.1',
+      'network.proxy.http_port': proxyPort,
+      'network.proxy.ssl': '127.0.0.1',
+      'network.proxy.ssl_port': proxyPort,
+      'network.proxy.no_proxies_on': '',
+      'network.proxy.allow_hijacking_localhost': true,
+      // Quiet, like CHROMIUM_ARGS: none of Firefox's own background requests, so that
+      // the recording holds only what pages and the extension asked for.
+      'services.settings.server': 'data:,#remote-settings-dummy/v1',
+      'network.connectivity-service.enabled': false,
+      'network.captive-portal-service.enabled': false,
+      'browser.safebrowsing.malware.enabled': false,
+      'browser.safebrowsing.phishing.enabled': false,
+      'browser.safebrowsing.downloads.enabled': false,
+      'browser.safebrowsing.blockedURIs.enabled': false,
+      'browser.safebrowsing.provider.mozilla.updateURL': '',
+      'extensions.update.enabled': false,
+      'extensions.getAddons.cache.enabled': false,
+      'app.update.enabled': false,
+      'app.normandy.enabled': false,
+      'datareporting.healthreport.uploadEnabled': false,
+      'toolkit.telemetry.enabled': false,
+      'browser.ping-centre.telemetry': false,
+      'network.dns.disablePrefetch': true,
+      'network.prefetch-next': false,
+      'network.http.speculative-parallel-limit': 0,
+    },
+  };
+}
