@@ -114,7 +114,8 @@ std::string RandomPost(std::mt19937& rng) {
 }
 
 // Two engines holding the list `text`: one with the prefilter, one checking every
-// item of every post everywhere (the reference).
+// item of every post everywhere, each pattern with its case-insensitive program in
+// the post as it is (the reference).
 struct WithAndWithout {
   Engine with, without;
   explicit WithAndWithout(const std::string& text) {
@@ -124,6 +125,7 @@ struct WithAndWithout {
     INFO(s.message());
     REQUIRE(s.ok());
     options.use_prefilter = false;
+    options.use_case_sensitive = false;
     REQUIRE(without.LoadList(text, options, nullptr).ok());
   }
   // Returns the verdict of `post` (JSON), after requiring both engines give it.
@@ -134,6 +136,95 @@ struct WithAndWithout {
     return a;
   }
 };
+
+TEST_CASE(
+    "match: a case-insensitive ASCII letter matches its two cases, and U+017F for s, "
+    "U+212A for k, nothing else",
+    "[prefilter]") {
+  // What LazyRegex's case-sensitive programs rest on (CaseSensitiveOnLowered in
+  // match.cc): in a text without U+017F and U+212A, a case-insensitive pattern of
+  // lower-case ASCII matches where the same pattern, case-sensitive, matches the text
+  // ASCII-lowered.
+  std::string every;  // every code point but the surrogates, one a line
+  for (int32_t cp = 1; cp < 0x110000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    AppendUtf8(static_cast<uint32_t>(cp), &every);
+    every += '\n';
+  }
+  re2::RE2::Options options;
+  options.set_case_sensitive(false);
+  options.set_log_errors(false);
+  for (char letter = 'a'; letter <= 'z'; ++letter) {
+    re2::RE2 re(std::string("(?m)^") + letter + "$", options);
+    REQUIRE(re.ok());
+    std::vector<int32_t> matched;
+    re2::StringPiece rest(every), hit;
+    while (re.Match(rest, 0, rest.size(), re2::RE2::UNANCHORED, &hit, 1)) {
+      int32_t cp;
+      DecodeUtf8(reinterpret_cast<const unsigned char*>(hit.data()), hit.size(), 0, &cp);
+      matched.push_back(cp);
+      rest.remove_prefix(hit.data() + hit.size() - rest.data());
+    }
+    std::vector<int32_t> expected = {letter - 'a' + 'A', letter};
+    if (letter == 'k') expected.push_back(0x212A);
+    if (letter == 's') expected.push_back(0x17F);
+    INFO(letter);
+    CHECK(matched == expected);
+  }
+}
+
+TEST_CASE(
+    "match: patterns that can name a capital or stop folding are searched as written",
+    "[prefilter]") {
+  // Each pattern below finds something else case-sensitively in lowered text than
+  // case-insensitively in the post (a URL's path keeps its case), so
+  // CaseSensitiveOnLowered must refuse it; the others take the case-sensitive program,
+  // and every verdict must be the reference's.
+  const char* patterns[] = {"(?-i:kiss)",
+                            "news\\.example/[[:upper:]]+",
+                            "\\x4b\\x49ss",
+                            "\\113iss",
+                            "\\pLiss",
+                            "\\Qkiss\\E",
+                            "(?i)kiss",
+                            "\\bkiss\\b",
+                            "[^a-z]iss",
+                            "[a-z]iss",
+                            "\\w+iss",
+                            "news\\.example/\\W\\w",
+                            "[\\x{212A}]iss",
+                            "mo\\x{17F}t",
+                            "MOST"};
+  json rules = json::array();
+  int i = 0;
+  for (const char* p : patterns) {
+    json rule = RandomRule(*std::make_unique<std::mt19937>(i), i);
+    rule["match"] = {{"patterns", {p}}};
+    rules.push_back(rule);
+    ++i;
+  }
+  // Both without the prefilter, so that only the programs differ.
+  const std::string text = testing::ListWithRules(rules.dump());
+  Engine plain, reference;
+  LoadOptions options;
+  options.allow_unsigned = true;
+  options.use_prefilter = false;
+  REQUIRE(plain.LoadList(text, options, nullptr).ok());
+  options.use_case_sensitive = false;
+  REQUIRE(reference.LoadList(text, options, nullptr).ok());
+  int matched = 0;
+  for (const std::string post :
+       {"see https://news.example/KISS/x", "see https://news.example/Kiss",
+        "see https://news.example/\xE2\x84\xAAiss", "https://news.example/\xC5\xBFkiss",
+        "a kiss", "MOST of it", "https://news.example/MO\xC5\xBFT",
+        "https://news.example/-kISS"}) {
+    const std::string verdict = VerdictToJson(plain.Check(post, {}), post);
+    INFO(post);
+    CHECK(verdict == VerdictToJson(reference.Check(post, {}), post));
+    matched += verdict.find("\"ruleId\"") != std::string::npos;
+  }
+  CHECK(matched == 8);
+}
 
 TEST_CASE("prefilter: randomised lists give the same verdicts with and without it",
           "[prefilter]") {
@@ -201,7 +292,11 @@ TEST_CASE("prefilter: patterns searched near their atoms match as searched every
       if (rng() % 3 == 0) {  // a URL, whose path keeps its case
         std::string upper = Word(rng);
         for (char& c : upper) c = static_cast<char>(std::toupper(c));
-        post += " https://news.example/" + upper + "/" + Word(rng) + " ";
+        // and, sometimes, a LONG S or KELVIN SIGN as written (case-insensitive k
+        // and s match them: the post is then searched as it is)
+        const char* outsider[] = {"", "", "\xC5\xBF", "\xE2\x84\xAA"};
+        post += " https://news.example/" + upper + "/" + outsider[rng() % 4] + Word(rng) +
+                " ";
       }
       if (rng() % 3 == 0) post += Word(rng);  // a word at the very end
       const std::string a = engines.Verdict(post);
@@ -385,6 +480,7 @@ TEST_CASE("prefilter: k and s match in every case form, with and without it",
   options.allow_unsigned = true;
   REQUIRE(with.LoadList(text, options, nullptr).ok());
   options.use_prefilter = false;
+  options.use_case_sensitive = false;
   REQUIRE(without.LoadList(text, options, nullptr).ok());
   int matched = 0;
   for (const std::string post :

@@ -141,6 +141,7 @@ Status Engine::LoadList(std::string_view text, const LoadOptions& options,
   // lifecycle's, then Compile's.
   CompileOptions compile_options;
   compile_options.use_prefilter = options.use_prefilter;
+  compile_options.use_case_sensitive = options.use_case_sensitive;
   compile_options.similar = options.similar;
   // (A rule's record is at most its JSON's size and 16 bytes, and a rule's JSON
   // takes a hundred at least.)
@@ -349,6 +350,7 @@ Status Engine::LoadCompiled(size_t form_size, const CompiledFormReader& read,
   }
   CompileOptions compile_options;
   compile_options.use_prefilter = options.use_prefilter;
+  compile_options.use_case_sensitive = options.use_case_sensitive;
   compile_options.similar = options.similar;
   Status s = CompiledList::Import(sections, read, compile_options, &loaded->compiled);
   if (!s.ok()) return s;

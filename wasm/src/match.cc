@@ -183,33 +183,10 @@ SearchWindow WindowOf(const re2::RE2& re) {
   return w;
 }
 
-// One RE2 program, compiled on first use. Lists holding the same normalised
-// pattern share one LazyRegex through the registry below.
-class LazyRegex {
- public:
-  explicit LazyRegex(std::string pattern) : pattern_(std::move(pattern)) {}
-  const std::string& pattern() const { return pattern_; }
-  const re2::RE2& Get() const {
-    std::call_once(once_, [&] {
-      re_ = std::make_unique<re2::RE2>(pattern_, Re2Options());
-      window_ = WindowOf(*re_);
-    });
-    return *re_;
-  }
-  // Requires Get() first.
-  const SearchWindow& window() const { return window_; }
-  bool compiled() const { return re_ != nullptr; }
-
- private:
-  std::string pattern_;
-  mutable std::once_flag once_;
-  mutable std::unique_ptr<re2::RE2> re_;
-  mutable SearchWindow window_;
-};
-
 // The post's text with ASCII lower-cased, made on first need, for finding atoms
-// (which are lower-case). Normalize lower-cases every letter but a canonical URL's
-// path, so a post without URLs is used as it is.
+// (which are lower-case) and for the case-sensitive programs (LazyRegex). Normalize
+// lower-cases every letter but a canonical URL's path, so a post without URLs is
+// used as it is.
 class LoweredText {
  public:
   explicit LoweredText(const NormalizedText& post) : post_(post), text_(post.text) {}
@@ -227,12 +204,125 @@ class LoweredText {
     }
     return text_;
   }
+  // True if the text holds U+017F (long s) or U+212A (Kelvin sign): the two code
+  // points outside ASCII that a case-insensitive ASCII letter matches. Normalize
+  // folds both in words; a URL's path keeps them as written.
+  bool HasAsciiFoldOutsider() {
+    if (outsider_ < 0) {
+      const std::string_view t = post_.text;
+      outsider_ = t.find("\xC5\xBF") != std::string_view::npos ||
+                  t.find("\xE2\x84\xAA") != std::string_view::npos;
+    }
+    return outsider_ == 1;
+  }
 
  private:
   const NormalizedText& post_;
   std::string_view text_;
   std::string lowered_;
   bool made_ = false;
+  int outsider_ = -1;  // HasAsciiFoldOutsider, once known
+};
+
+// True if, for a text without U+017F and U+212A, `pattern` searched case-sensitively
+// in the text ASCII-lowered finds exactly the matches (the same bytes) the
+// case-insensitive program finds in the text itself. That holds for a pattern of
+// ASCII bytes without capitals whose escapes and groups cannot name a capital or
+// turn folding off: then each literal letter, class and \w means its lower-case
+// letters, and those match in the lowered text where either case stood in the
+// original; a case-insensitive ASCII letter matches nothing else but U+017F (s)
+// and U+212A (k), which the caller rules out (LoweredText::HasAsciiFoldOutsider).
+// Refused, to be searched as before: any byte above 0x7F or capital; an escaped
+// letter or digit other than \b \B \w \W \s \S \d \D \A \z (\x41, \101, \pL,
+// \Q...\E, \C could name a capital or a case class); a group with flags ("(?"
+// not followed by ':', as "(?-i:" turns folding off); a POSIX class ("[:", as
+// [[:upper:]] folds to every letter). The test compares both programs on texts
+// that hold every case.
+bool CaseSensitiveOnLowered(std::string_view pattern) {
+  const size_t n = pattern.size();
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(pattern[i]);
+    if (c >= 0x80 || (c >= 'A' && c <= 'Z')) return false;
+    if (c == '\\') {
+      if (++i == n) return false;
+      const unsigned char e = static_cast<unsigned char>(pattern[i]);
+      if (e >= 0x80) return false;
+      if (IsAsciiAlnum(e) && std::string_view("bBwWsSdDAz").find(static_cast<char>(e)) ==
+                                 std::string_view::npos) {
+        return false;
+      }
+    } else if (c == '(' && i + 1 < n && pattern[i + 1] == '?') {
+      if (i + 2 >= n || pattern[i + 2] != ':') return false;
+    } else if (c == '[' && i + 1 < n && pattern[i + 1] == ':') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One pattern's RE2 programs, each compiled on first use. Lists holding the same
+// normalised pattern share one LazyRegex through the registry below.
+//   - Get(): the program as the list means it, case-insensitive (Re2Options). The
+//     load's checks and budget of large patterns read this one.
+//   - For a check, a CaseSensitiveOnLowered pattern gets a case-sensitive program
+//   searched in the
+//     post's lowered text instead (unless the post holds U+017F or U+212A): the
+//     same matches, from a program that costs half as much to compile (RE2 builds
+//     a class per folded letter, and \w, \W take in U+017F and U+212A) and is
+//     smaller to run. The choice depends on the pattern and the post alone. A large
+//     pattern, compiled case-insensitively at load for its checks, then holds both
+//     (the case-sensitive one is never the larger).
+class LazyRegex {
+ public:
+  explicit LazyRegex(std::string pattern)
+      : pattern_(std::move(pattern)), sensitive_ok_(CaseSensitiveOnLowered(pattern_)) {}
+  const std::string& pattern() const { return pattern_; }
+  const re2::RE2& Get() const {
+    std::call_once(folded_.once, [&] { folded_.Compile(pattern_, Re2Options()); });
+    return *folded_.re;
+  }
+  // Requires Get() first.
+  const SearchWindow& window() const { return folded_.window; }
+  bool compiled() const { return folded_.re != nullptr; }
+
+  // The program a check searches with, its window, and whether it searches the
+  // lowered text (else the text as it is).
+  struct Search {
+    const re2::RE2* re;
+    const SearchWindow* window;
+    bool lowered;
+  };
+  Search ForCheck(LoweredText* text, bool case_sensitive_allowed) const {
+    if (case_sensitive_allowed && sensitive_ok_ && !text->HasAsciiFoldOutsider()) {
+      std::call_once(plain_.once,
+                     [&] { plain_.Compile(pattern_, CaseSensitiveOptions()); });
+      return {plain_.re.get(), &plain_.window, true};
+    }
+    const re2::RE2& re = Get();
+    return {&re, &folded_.window, false};
+  }
+
+ private:
+  struct Program {
+    std::once_flag once;
+    std::unique_ptr<re2::RE2> re;
+    SearchWindow window;
+    void Compile(const std::string& pattern, const re2::RE2::Options& options) {
+      re = std::make_unique<re2::RE2>(pattern, options);
+      window = WindowOf(*re);
+    }
+  };
+  static const re2::RE2::Options& CaseSensitiveOptions() {
+    static const re2::RE2::Options* options = [] {
+      auto* o = new re2::RE2::Options(Re2Options());
+      o->set_case_sensitive(true);
+      return o;
+    }();
+    return *options;
+  }
+  std::string pattern_;
+  const bool sensitive_ok_;
+  mutable Program folded_, plain_;
 };
 
 // Sets *range to the bytes [begin, end) of the post that hold every match of a
@@ -596,6 +686,7 @@ struct CompiledList::Matchers {
   mutable std::once_flag search_index_once;
   Prefilter prefilter;
   bool use_prefilter = true;
+  bool use_case_sensitive = true;  // CompileOptions::use_case_sensitive
 
   std::string_view PatternText(const CompiledPattern& p) const {
     return std::string_view(pattern_text).substr(p.text_begin, p.text_size);
@@ -1179,6 +1270,7 @@ CompiledList::Builder::Builder(const CompileOptions& options, size_t expected_ru
   st.pattern_syntax_unchecked = pattern_syntax_unchecked;
   Matchers& m = *st.compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
+  m.use_case_sensitive = options.use_case_sensitive;
   st.compiled->rule_offsets_.reserve(expected_rules + 1);
   m.rule_has_similar.reserve(expected_rules);
 }
@@ -1386,6 +1478,7 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
   std::unique_ptr<CompiledList> compiled(new CompiledList());
   Matchers& m = *compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
+  m.use_case_sensitive = options.use_case_sensitive;
   auto bad = [](const char* section, const std::string& why) {
     return Status(ErrorKind::kFormat,
                   std::string("compiled list: section ") + section + ": " + why);
@@ -1541,18 +1634,20 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   LoweredText lowered(post);
   for (auto it = candidates.begin(); it != split; ++it) {
     const CompiledPattern& p = m.patterns[*it];
-    const LazyRegex& lazy = m.Regex(p);
-    const re2::RE2& re = lazy.Get();
+    const LazyRegex::Search search = m.Regex(p).ForCheck(&lowered, m.use_case_sensitive);
+    const re2::RE2& re = *search.re;
     if (!re.ok()) continue;  // checked at load when it could fail; never crash
     // (Without the prefilter, the whole post: the reference the tests compare with.)
     ByteRange range{0, static_cast<uint32_t>(post.text.size())};
-    if (m.use_prefilter && !SearchRange(lazy.window(), &lowered, &range)) continue;
-    re2::StringPiece text(post.text), hit;
+    if (m.use_prefilter && !SearchRange(*search.window, &lowered, &range)) continue;
+    // The lowered text has the post's bytes where it is not the post's text.
+    const std::string_view searched = search.lowered ? lowered.Get() : post.text;
+    re2::StringPiece text(searched.data(), searched.size()), hit;
     size_t pos = range.begin;
     RuleMatch match{p.rule_index, MatchKind::kPattern, kPatternScore, {}};
     while (pos <= range.end && match.spans.size() < kMaxSpansPerMatch &&
            re.Match(text, pos, range.end, re2::RE2::UNANCHORED, &hit, 1)) {
-      size_t begin = static_cast<size_t>(hit.data() - post.text.data());
+      size_t begin = static_cast<size_t>(hit.data() - searched.data());
       size_t end = begin + hit.size();
       if (end > begin) match.spans.push_back(post.OriginalRange(begin, end));
       pos = end > begin ? end : end + 1;

@@ -42,6 +42,9 @@ struct LoadOptions {
   // False turns the prefilter off (every rule checked against every post): for
   // the tests and benchmarks that prove it never loses a match.
   bool use_prefilter = true;
+  // False searches every pattern case-insensitively in the post as it is (see
+  // CompileOptions::use_case_sensitive): the reference of the tests.
+  bool use_case_sensitive = true;
   SimilarOptions similar;  // the similarity index's features (evaluation only)
 };
 

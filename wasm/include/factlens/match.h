@@ -46,6 +46,10 @@ struct CompileOptions {
   // False checks every item of every post: for tests and benchmarks that prove
   // the prefilter never loses a match.
   bool use_prefilter = true;
+  // False searches every pattern with its case-insensitive program in the post as
+  // it is: for the tests that prove the case-sensitive programs of
+  // CaseSensitiveOnLowered patterns (match.cc) find the same matches.
+  bool use_case_sensitive = true;
   // The similarity index's features (evaluation only).
   SimilarOptions similar;
 };
