@@ -226,6 +226,38 @@ TEST_CASE(
   CHECK(matched == 8);
 }
 
+TEST_CASE("prefilter: a URL's U+017F and U+212A match as s and k, as without it",
+          "[prefilter]") {
+  // A URL's path keeps its characters as written, so these two, which a
+  // case-insensitive s and k match, reach the scan there: it reads them as s and k,
+  // lets word-anchored atoms start after them, and searches such a post whole.
+  const char* patterns[] = {"\\x4b\\x49ss", "\\Qkiss\\E", "\\bkiss\\b",
+                            "\\bkiss",      "most",       "\\bmost\\b",
+                            "[^x]iss",      "\\Wkiss",    "news\\.example/\\w+ \\bkiss"};
+  json rules = json::array();
+  int i = 0;
+  for (const char* p : patterns) {
+    json rule = RandomRule(*std::make_unique<std::mt19937>(i), i);
+    rule["match"] = {{"patterns", {p}}};
+    rules.push_back(rule);
+    ++i;
+  }
+  WithAndWithout engines(testing::ListWithRules(rules.dump()));
+  const std::string filler(300, 'a');  // past the length searched whole anyway
+  int matched = 0;
+  for (const std::string url :
+       {"https://news.example/\xE2\x84\xAAiss", "https://news.example/MO\xC5\xBFT",
+        "https://news.example/\xC5\xBFkiss",
+        "https://news.example/x\xE2\x84\xAAKISS\xC5\xBF",
+        "https://news.example/k\xC5\xBF\xE2\x84\xAAi"}) {
+    for (const std::string& post :
+         {"see " + url, filler + " " + url + " " + filler + " kiss"}) {
+      matched += engines.Verdict(post).find("\"ruleId\"") != std::string::npos;
+    }
+  }
+  CHECK(matched == 9);
+}
+
 TEST_CASE("prefilter: randomised lists give the same verdicts with and without it",
           "[prefilter]") {
   std::mt19937 rng(20250115);

@@ -207,11 +207,14 @@ class LoweredText {
   // True if the text holds U+017F (long s) or U+212A (Kelvin sign): the two code
   // points outside ASCII that a case-insensitive ASCII letter matches. Normalize
   // folds both in words; a URL's path keeps them as written.
+  // (Only a URL can hold them: the test "no post keeps a case form of k or s"
+  // checks the rest of the text.)
   bool HasAsciiFoldOutsider() {
     if (outsider_ < 0) {
       const std::string_view t = post_.text;
-      outsider_ = t.find("\xC5\xBF") != std::string_view::npos ||
-                  t.find("\xE2\x84\xAA") != std::string_view::npos;
+      outsider_ =
+          !post_.urls.empty() && (t.find("\xC5\xBF") != std::string_view::npos ||
+                                  t.find("\xE2\x84\xAA") != std::string_view::npos);
     }
     return outsider_ == 1;
   }
@@ -223,6 +226,27 @@ class LoweredText {
   bool made_ = false;
   int outsider_ = -1;  // HasAsciiFoldOutsider, once known
 };
+
+// Returns `text` with U+017F and U+212A as s and k, and in *starts where each of
+// them stood in the result. The prefilter's atoms are ASCII lower case and a
+// case-insensitive pattern matches those two where its s and k stand, so its atoms
+// occur in the folded text wherever it matches the text; and where a word-anchored
+// atom could start after one of them (RE2's \b sees no word byte there), *starts
+// lets it start in the folded text, where the byte before is now a letter.
+std::string FoldAsciiFoldOutsiders(std::string_view text, std::vector<uint32_t>* starts) {
+  std::string folded;
+  folded.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "\xC5\xBF") == 0 || text.compare(i, 3, "\xE2\x84\xAA") == 0) {
+      folded += text[i] == '\xC5' ? 's' : 'k';
+      i += text[i] == '\xC5' ? 2 : 3;
+      starts->push_back(static_cast<uint32_t>(folded.size()));
+    } else {
+      folded += text[i++];
+    }
+  }
+  return folded;
+}
 
 // True if, for a text without U+017F and U+212A, `pattern` searched case-sensitively
 // in the text ASCII-lowered finds exactly the matches (the same bytes) the
@@ -333,7 +357,8 @@ bool SearchRange(const SearchWindow& w, LoweredText* lowered, ByteRange* range) 
   constexpr size_t kShortText = 256;  // searched whole: finding atoms costs more
   const size_t n = lowered->size();
   *range = {0, static_cast<uint32_t>(n)};
-  if (w.pieces.empty() || n < kShortText) return true;
+  // (A post holding U+017F or U+212A: the atoms may be spelt with them there.)
+  if (w.pieces.empty() || n < kShortText || lowered->HasAsciiFoldOutsider()) return true;
   const std::string_view t = lowered->Get();
   size_t begin = 0, end = n;
   for (const SearchWindow::Piece& piece : w.pieces) {
@@ -1619,8 +1644,15 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   const uint32_t item_count =
       static_cast<uint32_t>(m.patterns.size() + m.keyword_sets.size());
   std::vector<uint32_t> candidates;
+  LoweredText lowered(post);
   if (m.use_prefilter) {
-    candidates = m.prefilter.Candidates(post.text);
+    if (lowered.HasAsciiFoldOutsider()) {
+      std::vector<uint32_t> folded_starts;
+      const std::string folded = FoldAsciiFoldOutsiders(post.text, &folded_starts);
+      candidates = m.prefilter.Candidates(folded, folded_starts);
+    } else {
+      candidates = m.prefilter.Candidates(post.text);
+    }
   } else {
     candidates.resize(item_count);
     for (uint32_t i = 0; i < item_count; ++i) candidates[i] = i;
@@ -1631,7 +1663,6 @@ std::vector<RuleMatch> CompiledList::Match(const NormalizedText& post) const {
   // Patterns: up to kMaxSpansPerMatch non-overlapping hits per pattern, searched
   // for only where they can lie (SearchWindow; RE2 still sees the whole text around
   // the range, for \b, ^ and $).
-  LoweredText lowered(post);
   for (auto it = candidates.begin(); it != split; ++it) {
     const CompiledPattern& p = m.patterns[*it];
     const LazyRegex::Search search = m.Regex(p).ForCheck(&lowered, m.use_case_sensitive);

@@ -1052,7 +1052,8 @@ inline uint32_t EdgeOn(const uint32_t* edges, uint32_t head, uint8_t c) {
 
 }  // namespace
 
-std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
+std::vector<uint32_t> Prefilter::Candidates(
+    std::string_view text, const std::vector<uint32_t>& extra_word_starts) const {
   std::vector<uint32_t> out(always_);
   if (atom_count_ == 0) return out;
   const size_t words = (atom_items_.size() + 63) / 64;
@@ -1162,7 +1163,7 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
     // digit (RE2's non-word bytes, '_', and the space before a word). The bytes
     // of a run of letters and digits are passed over in one tight loop: no walk
     // can start inside it.
-    for (size_t start = 0; start < n; ++start) {
+    auto walk_from = [&](size_t start) {
       uint32_t s = word_root_next_[static_cast<uint8_t>(text[start])];
       for (size_t i = start; s != 0;) {
         const uint32_t* record = nodes + s;
@@ -1171,7 +1172,13 @@ std::vector<uint32_t> Prefilter::Candidates(std::string_view text) const {
         if (++i == n || (head & 0xFF) == 0) break;
         s = EdgeOn(record + kEdges, head, static_cast<uint8_t>(AsciiLower(text[i])));
       }
+    };
+    for (size_t start = 0; start < n; ++start) {
+      walk_from(start);
       while (start < n && kAlnum.of[static_cast<uint8_t>(text[start])]) ++start;
+    }
+    for (uint32_t start : extra_word_starts) {
+      if (start < n) walk_from(start);
     }
   }
   for (uint32_t a : atoms_found_) atom_seen_[a / 64] = 0;

@@ -118,7 +118,11 @@ class Prefilter {
   // Returns the sorted, distinct items that are candidates for `text`.
   // Requires Build() (or Deserialize). Reuses internal scratch space, so it is not
   // safe to call concurrently on one Prefilter.
-  std::vector<uint32_t> Candidates(std::string_view text) const;
+  // `extra_word_starts` (sorted or not) are positions where word-anchored atoms
+  // count too, though the byte before is a letter or digit: where a character the
+  // caller folded to one stood (see FoldAsciiFoldOutsiders in match.cc).
+  std::vector<uint32_t> Candidates(
+      std::string_view text, const std::vector<uint32_t>& extra_word_starts = {}) const;
 
   // Makes the first `states` states of the scan's automaton (breadth-first: the
   // shallowest; the word-anchored atoms' trie has no dense states) dense, at most
