@@ -447,7 +447,8 @@ Verdict Engine::Check(std::string_view text, const CheckContext& context) const 
   text = Truncated(text);
   std::vector<ExplainedMatch> explained;
   if (!lists_.empty()) {
-    NormalizedText post = Normalize(text);
+    // (The origin map only for a post with a match: `text` outlives `post`.)
+    NormalizedText post = NormalizeDeferringOrigins(text);
     std::optional<StanceReader> stance;  // made for the first match
     for (const auto& l : lists_) {
       for (RuleMatch& m : l->compiled->Match(post)) {
