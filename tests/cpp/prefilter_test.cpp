@@ -137,6 +137,18 @@ struct WithAndWithout {
   }
 };
 
+// A list of one rule per pattern, rule i with patterns[i] alone.
+template <size_t kCount>
+std::string ListOfPatterns(const char* const (&patterns)[kCount]) {
+  json rules = json::array();
+  for (size_t i = 0; i < kCount; ++i) {
+    json rule = RandomRule(*std::make_unique<std::mt19937>(i), static_cast<int>(i));
+    rule["match"] = {{"patterns", {patterns[i]}}};
+    rules.push_back(rule);
+  }
+  return testing::ListWithRules(rules.dump());
+}
+
 TEST_CASE(
     "match: a case-insensitive ASCII letter matches its two cases, and U+017F for s, "
     "U+212A for k, nothing else",
@@ -195,16 +207,8 @@ TEST_CASE(
                             "[\\x{212A}]iss",
                             "mo\\x{17F}t",
                             "MOST"};
-  json rules = json::array();
-  int i = 0;
-  for (const char* p : patterns) {
-    json rule = RandomRule(*std::make_unique<std::mt19937>(i), i);
-    rule["match"] = {{"patterns", {p}}};
-    rules.push_back(rule);
-    ++i;
-  }
   // Both without the prefilter, so that only the programs differ.
-  const std::string text = testing::ListWithRules(rules.dump());
+  const std::string text = ListOfPatterns(patterns);
   Engine plain, reference;
   LoadOptions options;
   options.allow_unsigned = true;
@@ -234,15 +238,7 @@ TEST_CASE("prefilter: a URL's U+017F and U+212A match as s and k, as without it"
   const char* patterns[] = {"\\x4b\\x49ss", "\\Qkiss\\E", "\\bkiss\\b",
                             "\\bkiss",      "most",       "\\bmost\\b",
                             "[^x]iss",      "\\Wkiss",    "news\\.example/\\w+ \\bkiss"};
-  json rules = json::array();
-  int i = 0;
-  for (const char* p : patterns) {
-    json rule = RandomRule(*std::make_unique<std::mt19937>(i), i);
-    rule["match"] = {{"patterns", {p}}};
-    rules.push_back(rule);
-    ++i;
-  }
-  WithAndWithout engines(testing::ListWithRules(rules.dump()));
+  WithAndWithout engines(ListOfPatterns(patterns));
   const std::string filler(300, 'a');  // past the length searched whole anyway
   int matched = 0;
   for (const std::string url :
