@@ -288,14 +288,13 @@ bool CaseSensitiveOnLowered(std::string_view pattern) {
 // normalised pattern share one LazyRegex through the registry below.
 //   - Get(): the program as the list means it, case-insensitive (Re2Options). The
 //     load's checks and budget of large patterns read this one.
-//   - For a check, a CaseSensitiveOnLowered pattern gets a case-sensitive program
-//   searched in the
-//     post's lowered text instead (unless the post holds U+017F or U+212A): the
-//     same matches, from a program that costs half as much to compile (RE2 builds
-//     a class per folded letter, and \w, \W take in U+017F and U+212A) and is
-//     smaller to run. The choice depends on the pattern and the post alone. A large
-//     pattern, compiled case-insensitively at load for its checks, then holds both
-//     (the case-sensitive one is never the larger).
+//   - ForCheck(): for a CaseSensitiveOnLowered pattern, a case-sensitive program
+//     searched in the post's lowered text (unless the post holds U+017F or
+//     U+212A): the same matches, from a program that costs half as much to
+//     compile (RE2 builds a class per folded letter, and \w, \W take in U+017F and
+//     U+212A) and is smaller to run. The choice depends on the pattern and the
+//     post alone. A large pattern, compiled case-insensitively at load for its
+//     checks, then holds both (folding only adds to a program).
 class LazyRegex {
  public:
   explicit LazyRegex(std::string pattern)
@@ -305,9 +304,8 @@ class LazyRegex {
     std::call_once(folded_.once, [&] { folded_.Compile(pattern_, Re2Options()); });
     return *folded_.re;
   }
-  // Requires Get() first.
-  const SearchWindow& window() const { return folded_.window; }
-  bool compiled() const { return folded_.re != nullptr; }
+  // Whether either program is compiled (for CompiledList::stats).
+  bool compiled() const { return folded_.re != nullptr || plain_.re != nullptr; }
 
   // The program a check searches with, its window, and whether it searches the
   // lowered text (else the text as it is).
