@@ -34,28 +34,6 @@ NormalizedText Check(std::string_view input) {
     REQUIRE(o.begin <= o.end);
     REQUIRE(o.end <= input.size());
   }
-  // A check's form: the same text, words and URLs without the map, then the same
-  // ranges from the map made on the first OriginalRange.
-  NormalizedText deferred = NormalizeDeferringOrigins(input);
-  REQUIRE(deferred.text == t.text);
-  REQUIRE(deferred.urls == t.urls);
-  REQUIRE(deferred.words.size() == t.words.size());
-  REQUIRE(deferred.origin.empty());
-  for (size_t w = 0; w < t.words.size(); ++w) {
-    REQUIRE(deferred.words[w].begin == t.words[w].begin);
-    REQUIRE(deferred.words[w].end == t.words[w].end);
-    const ByteRange a = deferred.OriginalRange(t.words[w].begin, t.words[w].end);
-    const ByteRange b = t.OriginalRange(t.words[w].begin, t.words[w].end);
-    REQUIRE(a.begin == b.begin);
-    REQUIRE(a.end == b.end);
-  }
-  if (!t.text.empty()) {
-    const ByteRange a = deferred.OriginalRange(0, t.text.size());
-    const ByteRange b = t.OriginalRange(0, t.text.size());
-    REQUIRE(a.begin == b.begin);
-    REQUIRE(a.end == b.end);
-    REQUIRE(deferred.origin.size() == t.origin.size());
-  }
   return t;
 }
 

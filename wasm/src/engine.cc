@@ -447,8 +447,7 @@ Verdict Engine::Check(std::string_view text, const CheckContext& context) const 
   text = Truncated(text);
   std::vector<ExplainedMatch> explained;
   if (!lists_.empty()) {
-    // (The origin map only for a post with a match: `text` outlives `post`.)
-    NormalizedText post = NormalizeDeferringOrigins(text);
+    NormalizedText post = Normalize(text);
     std::optional<StanceReader> stance;  // made for the first match
     for (const auto& l : lists_) {
       for (RuleMatch& m : l->compiled->Match(post)) {

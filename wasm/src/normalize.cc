@@ -271,10 +271,7 @@ struct Options {
   bool edge_spaces = false;
 };
 
-// What a Normalizer makes besides the text: the words and URLs, and the origin map.
-enum Parts { kTextOnly, kWordsAndUrls, kAllParts };
-
-template <Parts kParts>
+template <bool kOrigin>
 class Normalizer {
  public:
   Normalizer(std::string_view in, Options opts, NormalizedText* out)
@@ -293,7 +290,7 @@ class Normalizer {
     // long case folds). No more: NormalizeToString's strings keep this capacity,
     // and a list's claims and terms are many short texts.
     Grow(n + 1);
-    if (kParts >= kWordsAndUrls) out_->words.reserve(n / 6);
+    if (kOrigin) out_->words.reserve(n / 6);
     size_t url_retry = 0;  // No URL is looked for before this offset.
     size_t i = 0;
     while (i < n) {
@@ -372,7 +369,7 @@ class Normalizer {
       Put(size_++, ' ', last_end_, last_end_);
     }
     out_->text.resize(size_);
-    if (kParts == kAllParts) out_->origin.resize(size_);
+    if (kOrigin) out_->origin.resize(size_);
   }
 
  private:
@@ -526,7 +523,7 @@ class Normalizer {
   }
 
   void EndWord() {
-    if (kParts >= kWordsAndUrls) {
+    if (kOrigin) {
       out_->words.push_back(
           ByteRange{static_cast<uint32_t>(word_start_), static_cast<uint32_t>(size_)});
     }
@@ -556,7 +553,7 @@ class Normalizer {
     }
     last_end_ = static_cast<uint32_t>(e);
     EndWord();
-    if (kParts >= kWordsAndUrls) out_->urls.push_back(std::move(canonical));
+    if (kOrigin) out_->urls.push_back(std::move(canonical));
     return true;
   }
 
@@ -571,7 +568,7 @@ class Normalizer {
     room_ = room;
     out_->text.resize(room);
     text_ = out_->text.data();
-    if (kParts == kAllParts) {
+    if (kOrigin) {
       out_->origin.resize(room);
       origin_ = out_->origin.data();
     }
@@ -579,7 +576,7 @@ class Normalizer {
   // Writes byte `c`, from input bytes [b, e), at output offset `at` (< room_).
   void Put(size_t at, char c, uint32_t b, uint32_t e) {
     text_[at] = c;
-    if (kParts == kAllParts) origin_[at] = ByteRange{b, e};
+    if (kOrigin) origin_[at] = ByteRange{b, e};
   }
 
   std::string_view in_;
@@ -873,7 +870,7 @@ void AppendLiteral(std::string_view lit, std::string* out) {
   Options opts;
   opts.find_urls = false;
   opts.edge_spaces = true;
-  Normalizer<kTextOnly>(lit, opts, &t).Run();
+  Normalizer<false>(lit, opts, &t).Run();
   // Do not double a space at the seam with the literal before.
   if (!t.text.empty() && t.text[0] == ' ' && !out->empty() && out->back() == ' ') {
     out->append(t.text, 1, std::string::npos);
@@ -889,7 +886,7 @@ void AppendQuantifiedAtom(std::string_view atom, std::string* out) {
   Options opts;
   opts.find_urls = false;
   opts.edge_spaces = true;
-  Normalizer<kTextOnly>(atom, opts, &t).Run();
+  Normalizer<false>(atom, opts, &t).Run();
   if (t.text.empty()) {
     out->append(atom);  // Only ignorable code points: kept, so the pattern stays valid.
     return;
@@ -910,13 +907,6 @@ void AppendQuantifiedAtom(std::string_view atom, std::string* out) {
 // ---------------------------------------------------------------------------
 
 ByteRange NormalizedText::OriginalRange(size_t begin, size_t end) const {
-  if (origin.empty() && deferred_source_.data() != nullptr) {
-    // The same function over the same input: the same text, now with its map.
-    NormalizedText full;
-    Normalizer<kAllParts>(deferred_source_, Options(), &full).Run();
-    origin = std::move(full.origin);
-    deferred_source_ = {};
-  }
   ByteRange r = origin[begin];
   bool found = false;
   for (size_t i = begin; i < end; ++i) {
@@ -935,20 +925,13 @@ ByteRange NormalizedText::OriginalRange(size_t begin, size_t end) const {
 
 NormalizedText Normalize(std::string_view utf8) {
   NormalizedText out;
-  Normalizer<kAllParts>(utf8, Options(), &out).Run();
-  return out;
-}
-
-NormalizedText NormalizeDeferringOrigins(std::string_view utf8) {
-  NormalizedText out;
-  Normalizer<kWordsAndUrls>(utf8, Options(), &out).Run();
-  out.deferred_source_ = utf8.data() != nullptr ? utf8 : std::string_view("", 0);
+  Normalizer<true>(utf8, Options(), &out).Run();
   return out;
 }
 
 std::string NormalizeToString(std::string_view utf8) {
   NormalizedText out;
-  Normalizer<kTextOnly>(utf8, Options(), &out).Run();
+  Normalizer<false>(utf8, Options(), &out).Run();
   return std::move(out.text);
 }
 

@@ -32,9 +32,8 @@ struct NormalizedText {
   std::string text;
   // For each byte of `text`, the original bytes [begin, end) of the input code
   // point(s) that produced it. A separator space maps to the empty range at the
-  // end of the preceding word's source. (Empty until OriginalRange after
-  // NormalizeDeferringOrigins.)
-  mutable std::vector<ByteRange> origin;
+  // end of the preceding word's source.
+  std::vector<ByteRange> origin;
   // The words of `text`, as byte ranges into `text`, in order.
   std::vector<ByteRange> words;
   // Canonical forms of the URLs found in the input, in order of appearance.
@@ -43,11 +42,6 @@ struct NormalizedText {
   // Returns the original byte range covering normalised bytes [begin, end).
   // Requires begin < end <= text.size().
   ByteRange OriginalRange(size_t begin, size_t end) const;
-
- private:
-  friend NormalizedText NormalizeDeferringOrigins(std::string_view utf8);
-  // The input whose origin map OriginalRange makes on first need.
-  mutable std::string_view deferred_source_;
 };
 
 // ---- UTF-8, strictly (RFC 3629: no overlong forms, no surrogates, nothing above
@@ -129,12 +123,6 @@ constexpr bool IsAsciiAlnum(unsigned char c) {
 // Returns the normalised form of `utf8`. Invalid UTF-8 sequences count as
 // separators. Never fails; cost is linear in the input.
 NormalizedText Normalize(std::string_view utf8);
-
-// Returns Normalize(utf8) but for `origin`, which the first OriginalRange makes
-// (normalising `utf8` again, which must outlive the result and stay unchanged).
-// For a check: most posts match nothing and never ask where a match came from,
-// and the map is 8 bytes a byte of text.
-NormalizedText NormalizeDeferringOrigins(std::string_view utf8);
 
 // Returns the normalised text only (no offset map); same result as
 // Normalize(utf8).text, cheaper.
