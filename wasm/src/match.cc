@@ -227,8 +227,8 @@ class LoweredText {
   int outsider_ = -1;  // HasAsciiFoldOutsider, once known
 };
 
-// Returns `text` with U+017F and U+212A as s and k, and in *starts where each of
-// them stood in the result. The prefilter's atoms are ASCII lower case and a
+// Returns `text` with U+017F and U+212A as s and k, and in *starts the place just
+// after each of them in the result. The prefilter's atoms are ASCII lower case and a
 // case-insensitive pattern matches those two where its s and k stand, so its atoms
 // occur in the folded text wherever it matches the text; and where a word-anchored
 // atom could start after one of them (RE2's \b sees no word byte there), *starts
