@@ -66,6 +66,21 @@ const re2::RE2::Options& Re2Options() {
   return *options;
 }
 
+// Re2Options, case-sensitive: for the programs LazyRegex::ForCheck runs on the
+// lowered text.
+const re2::RE2::Options& Re2CaseSensitiveOptions() {
+  static const re2::RE2::Options* options = [] {
+    auto* o = new re2::RE2::Options(Re2Options());
+    o->set_case_sensitive(true);
+    return o;
+  }();
+  return *options;
+}
+
+// U+017F (long s) and U+212A (Kelvin sign) in UTF-8: the two code points outside
+// ASCII that a case-insensitive ASCII letter (s, k) matches.
+constexpr std::string_view kLongS = "\xC5\xBF", kKelvinSign = "\xE2\x84\xAA";
+
 // Where in a post a pattern's matches can lie. A match of a concatenation is its
 // pieces' matches one after the other, and every match of a piece with atoms
 // (ExtractAtoms, ASCII lower-cased, on normalised text) holds one of them: so a
@@ -212,9 +227,8 @@ class LoweredText {
   bool HasAsciiFoldOutsider() {
     if (outsider_ < 0) {
       const std::string_view t = post_.text;
-      outsider_ =
-          !post_.urls.empty() && (t.find("\xC5\xBF") != std::string_view::npos ||
-                                  t.find("\xE2\x84\xAA") != std::string_view::npos);
+      outsider_ = !post_.urls.empty() && (t.find(kLongS) != std::string_view::npos ||
+                                          t.find(kKelvinSign) != std::string_view::npos);
     }
     return outsider_ == 1;
   }
@@ -237,13 +251,17 @@ std::string FoldAsciiFoldOutsiders(std::string_view text, std::vector<uint32_t>*
   std::string folded;
   folded.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
-    if (text.compare(i, 2, "\xC5\xBF") == 0 || text.compare(i, 3, "\xE2\x84\xAA") == 0) {
-      folded += text[i] == '\xC5' ? 's' : 'k';
-      i += text[i] == '\xC5' ? 2 : 3;
-      starts->push_back(static_cast<uint32_t>(folded.size()));
+    if (text.compare(i, kLongS.size(), kLongS) == 0) {
+      folded += 's';
+      i += kLongS.size();
+    } else if (text.compare(i, kKelvinSign.size(), kKelvinSign) == 0) {
+      folded += 'k';
+      i += kKelvinSign.size();
     } else {
       folded += text[i++];
+      continue;
     }
+    starts->push_back(static_cast<uint32_t>(folded.size()));
   }
   return folded;
 }
@@ -317,7 +335,7 @@ class LazyRegex {
   Search ForCheck(LoweredText* text, bool case_sensitive_allowed) const {
     if (case_sensitive_allowed && sensitive_ok_ && !text->HasAsciiFoldOutsider()) {
       std::call_once(plain_.once,
-                     [&] { plain_.Compile(pattern_, CaseSensitiveOptions()); });
+                     [&] { plain_.Compile(pattern_, Re2CaseSensitiveOptions()); });
       return {plain_.re.get(), &plain_.window, true};
     }
     const re2::RE2& re = Get();
@@ -334,14 +352,6 @@ class LazyRegex {
       window = WindowOf(*re);
     }
   };
-  static const re2::RE2::Options& CaseSensitiveOptions() {
-    static const re2::RE2::Options* options = [] {
-      auto* o = new re2::RE2::Options(Re2Options());
-      o->set_case_sensitive(true);
-      return o;
-    }();
-    return *options;
-  }
   std::string pattern_;
   const bool sensitive_ok_;
   mutable Program folded_, plain_;
