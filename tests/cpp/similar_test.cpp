@@ -663,5 +663,53 @@ TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash
   CHECK(refused > 500);  // every truncation at least
 }
 
+TEST_CASE("similar: the sum of the largest values is the sum after a full sort",
+          "[similar]") {
+  // SumOfLargest against the plain answer: sorted, the first `most` added up. Values
+  // that share most of their bits (a digit's worth, two, all of them), ties at the
+  // boundary, zeros, negatives, and every `most` from none to past the end.
+  std::mt19937 rng(20261205);
+  std::vector<float> scratch;
+  auto expected = [](std::vector<float> values, size_t most) {
+    std::sort(values.begin(), values.end(), std::greater<float>());
+    double sum = 0;
+    for (size_t i = 0; i < std::min(most, values.size()); ++i) sum += values[i];
+    return sum;
+  };
+  auto check = [&](const std::vector<float>& values) {
+    const std::vector<float> before = values;
+    for (size_t most = 0; most <= values.size() + 1; ++most) {
+      INFO("values " << values.size() << ", most " << most);
+      const double want = expected(values, most);
+      REQUIRE(SumOfLargest(values, most, &scratch) ==
+              Approx(want).epsilon(1e-12).margin(1e-30));
+    }
+    REQUIRE(values == before);  // read, never reordered
+  };
+  check({});
+  check({3.5f});
+  check({0.0f, 0.0f, 0.0f});
+  check({2.0f, 2.0f, 2.0f, 1.0f, 2.0f});  // a tie across the boundary: all bits equal
+  check({-1.0f, 4.0f, -0.5f, 0.0f, -8.0f, 1e-30f});
+  for (int round = 0; round < 300; ++round) {
+    const size_t n = std::uniform_int_distribution<size_t>(1, 300)(rng);
+    std::vector<float> values(n);
+    const int kind = round % 4;
+    for (float& v : values) {
+      if (kind == 0) {  // weights of terms: idfs times counts, squared or not
+        v = std::uniform_real_distribution<float>(0.0f, 40.0f)(rng);
+      } else if (kind == 1) {  // one binade: the first digit tells few apart
+        v = std::uniform_real_distribution<float>(1.0f, 2.0f)(rng);
+      } else if (kind == 2) {  // a few distinct values, many ties
+        v = static_cast<float>(std::uniform_int_distribution<int>(0, 5)(rng)) * 0.75f;
+      } else {  // neighbours in the last bits only
+        uint32_t bits = 0x3fc00000u + std::uniform_int_distribution<uint32_t>(0, 40)(rng);
+        std::memcpy(&v, &bits, sizeof v);
+      }
+    }
+    check(values);
+  }
+}
+
 }  // namespace
 }  // namespace factlens

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string_view>
@@ -2024,10 +2025,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // sort (of all a short post's terms, when the largest claim has more) is left to
   // the posts it lets through.
   auto top_sum = [&](const std::vector<float>& weights, size_t most) {
-    most = select_heaviest(weights, most);
-    double sum = 0;
-    for (size_t j = 0; j < most; ++j) sum += x.sort_scratch[j];
-    return sum;
+    return SumOfLargest(weights, most, &x.sort_scratch);
   };
   auto top = [](const std::vector<double>& sums, size_t n) {
     return sums[std::min(n, sums.size() - 1)];
@@ -2457,6 +2455,62 @@ std::string StemWord(const std::string& word, const std::string& language) {
 bool IsStopWord(const std::string& word, const std::string& language) {
   int s = StemmerFor(language);
   return s >= 0 && StopWordsFor({s}).count(word) > 0;
+}
+
+double SumOfLargest(const std::vector<float>& values, size_t most,
+                    std::vector<float>* scratch) {
+  double sum = 0;
+  if (most >= values.size()) {
+    for (float v : values) sum += v;
+    return sum;
+  }
+  // Floats order as these keys do (the sign flipped; a negative's other bits too).
+  auto key_of = [](float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits ^ (static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31) | 0x80000000u);
+  };
+  // Rounds over the values left: their keys' range cut into kBuckets (the keys of
+  // a post's weights span a few binades, so a round leaves few values in the
+  // boundary's bucket, and a small table is cleared per round); the bucket b the
+  // `need`-th largest falls in; the values above b added, those in b kept.
+  constexpr uint32_t kBuckets = 256;
+  scratch->resize(values.size());
+  const float* from = values.data();
+  size_t count = values.size(), need = most;
+  while (need > 0) {
+    uint32_t low = UINT32_MAX, high = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t key = key_of(from[i]);
+      low = std::min(low, key);
+      high = std::max(high, key);
+    }
+    if (low == high) return sum + static_cast<double>(need) * from[0];  // all equal
+    int shift = 0;
+    while (((high - low) >> shift) >= kBuckets) ++shift;
+    uint32_t counts[kBuckets] = {};
+    for (size_t i = 0; i < count; ++i) ++counts[(key_of(from[i]) - low) >> shift];
+    uint32_t b = (high - low) >> shift;
+    size_t above = 0;
+    while (above + counts[b] < need) above += counts[b--];
+    need -= above;
+    float* kept = scratch->data();  // (from may be kept itself: i >= k always)
+    size_t k = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const float v = from[i];
+      const uint32_t bucket = (key_of(v) - low) >> shift;
+      sum += bucket > b ? v : 0.0f;
+      kept[k] = v;
+      k += bucket == b;
+    }
+    from = kept;
+    count = k;
+    if (need == count) {  // the whole bucket
+      for (size_t i = 0; i < count; ++i) sum += from[i];
+      return sum;
+    }
+  }
+  return sum;
 }
 
 }  // namespace factlens

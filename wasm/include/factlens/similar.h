@@ -159,6 +159,15 @@ class SimilarIndex {
 // (BCP 47 primary tag: "en", "de", ...); the word itself if no stemmer exists for it.
 std::string StemWord(const std::string& word, const std::string& language);
 
+// Returns the sum of the `most` largest of `values` (all of them, if there are
+// fewer), in no set order, without reordering `values`; `scratch` is working room.
+// The gate of every check asks it of the post's term weights: a radix selection
+// over the floats' bits, counts then sums in passes without data-dependent
+// branches, where std::nth_element's partitioning mispredicts about every other
+// comparison.
+double SumOfLargest(const std::vector<float>& values, size_t most,
+                    std::vector<float>* scratch);
+
 // Returns true if `word` (normalised) is a stop word of `language` (BCP 47). Stop
 // words are per language: "war" is a function word in German, not in English.
 bool IsStopWord(const std::string& word, const std::string& language);
