@@ -126,6 +126,39 @@ TEST_CASE("match: keyword terms are found at every occurrence in a long post",
       *OneRule(R"({"keywords":[{"all":["big pharma","omega"],"within":6}]})"), text));
 }
 
+TEST_CASE("match: keyword terms are found alike by the word groups and by the table",
+          "[match]") {
+  // A post's word positions are read by word length for its first finds, then, once
+  // the finds have read a few times its words, looked up in a hashed table. Filler
+  // words of other lengths than the terms' keep this post's finds on the first way;
+  // filler of the terms' length (five letters) makes each find read all of it, so
+  // the fourth find of the same rule builds the table. Both must find the same.
+  for (const bool same_length : {false, true}) {
+    INFO("filler of the terms' length: " << same_length);
+    std::string text;
+    for (int i = 0; i < 300; ++i) {
+      if (i == 5 || i == 150 || i == 290) text += "alpha ";
+      if (i == 292) text += "omega ";
+      text +=
+          (same_length ? "w" + std::to_string(1000 + i) : "w" + std::to_string(i)) + " ";
+    }
+    // Four absent "none" terms first: four finds of five-letter words, then the two
+    // "all" terms.
+    auto c = OneRule(R"({"keywords":[{"all":["alpha","omega"],)"
+                     R"("none":["gamma","delta","sigma","kappa"],"within":4}]})");
+    auto m = MatchText(*c, text);
+    REQUIRE(m.size() == 1);
+    REQUIRE(m[0].spans.size() == 2);
+    CHECK(m[0].spans[0].begin ==
+          text.find("alpha w" + std::string(same_length ? "1290" : "290")));
+    CHECK(Spanned(text, m[0].spans[1]) == "omega");
+    // A "none" term present (found by the table, on the five-letter filler) excludes.
+    auto x = OneRule(R"({"keywords":[{"all":["alpha","omega"],)"
+                     R"("none":["gamma","delta","sigma","kappa","w1007"],"within":4}]})");
+    CHECK(Matches(*x, text) == !same_length);
+  }
+}
+
 TEST_CASE("match: a phrase fits a window of its own length; within 1 fits one word",
           "[match]") {
   auto c = OneRule(R"({"keywords":[{"all":["flat earth"],"within":2}]})");
