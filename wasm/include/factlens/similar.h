@@ -161,10 +161,9 @@ std::string StemWord(const std::string& word, const std::string& language);
 
 // Returns the sum of the `most` largest of `values` (all of them, if there are
 // fewer), in no set order, without reordering `values`; `scratch` is working room.
-// The gate of every check asks it of the post's term weights: a radix selection
-// over the floats' bits, counts then sums in passes without data-dependent
-// branches, where std::nth_element's partitioning mispredicts about every other
-// comparison.
+// The gate of every check asks it of the post's term weights: a selection by
+// buckets of the floats' bits, in passes with no branch on a value, where
+// std::nth_element's partitioning mispredicts about every other comparison.
 double SumOfLargest(const std::vector<float>& values, size_t most,
                     std::vector<float>* scratch);
 
