@@ -666,8 +666,8 @@ TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash
 TEST_CASE("similar: the sum of the largest values is the sum after a full sort",
           "[similar]") {
   // SumOfLargest against the plain answer: sorted, the first `most` added up. Values
-  // that share most of their bits (a digit's worth, two, all of them), ties at the
-  // boundary, zeros, negatives, and every `most` from none to past the end.
+  // that share most of their bits (one binade; neighbours in the last bits), ties at
+  // the boundary, zeros, negatives, and every `most` from none to past the end.
   std::mt19937 rng(20261205);
   std::vector<float> scratch;
   auto expected = [](std::vector<float> values, size_t most) {
@@ -698,7 +698,7 @@ TEST_CASE("similar: the sum of the largest values is the sum after a full sort",
     for (float& v : values) {
       if (kind == 0) {  // weights of terms: idfs times counts, squared or not
         v = std::uniform_real_distribution<float>(0.0f, 40.0f)(rng);
-      } else if (kind == 1) {  // one binade: the first digit tells few apart
+      } else if (kind == 1) {  // one binade: the same exponent bits
         v = std::uniform_real_distribution<float>(1.0f, 2.0f)(rng);
       } else if (kind == 2) {  // a few distinct values, many ties
         v = static_cast<float>(std::uniform_int_distribution<int>(0, 5)(rng)) * 0.75f;
