@@ -2459,11 +2459,6 @@ bool IsStopWord(const std::string& word, const std::string& language) {
 
 double SumOfLargest(const std::vector<float>& values, size_t most,
                     std::vector<float>* scratch) {
-  double sum = 0;
-  if (most >= values.size()) {
-    for (float v : values) sum += v;
-    return sum;
-  }
   // Floats order as these keys do (the sign flipped; a negative's other bits too).
   auto key_of = [](float v) {
     uint32_t bits;
@@ -2478,7 +2473,12 @@ double SumOfLargest(const std::vector<float>& values, size_t most,
   scratch->resize(values.size());
   const float* from = values.data();
   size_t count = values.size(), need = most;
+  double sum = 0;
   while (need > 0) {
+    if (need >= count) {  // all of them: `most` past the end, or the whole bucket
+      for (size_t i = 0; i < count; ++i) sum += from[i];
+      return sum;
+    }
     uint32_t low = UINT32_MAX, high = 0;
     for (size_t i = 0; i < count; ++i) {
       const uint32_t key = key_of(from[i]);
@@ -2505,10 +2505,6 @@ double SumOfLargest(const std::vector<float>& values, size_t most,
     }
     from = kept;
     count = k;
-    if (need == count) {  // the whole bucket
-      for (size_t i = 0; i < count; ++i) sum += from[i];
-      return sum;
-    }
   }
   return sum;
 }
