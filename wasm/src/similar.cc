@@ -647,38 +647,39 @@ struct SimilarIndex::Impl {
   // What Search needs of one distinct normalised word, remembered between posts:
   // whether it counts (not a stop word or URL), then per language of the list its
   // stem's id (kNone if unknown) and key, and the ids of its known character grams.
-  // The cache is one open-addressing table of these (at most half full). A slot is
-  // 32 bytes, aligned, so a word found costs exactly one cache line: its hash, and
-  // its first 8 bytes to compare (a longer word's rest is compared in cache_text).
-  // (At 40 bytes, half the slots straddled two lines, and a post's lookups were a
-  // sixth of its search.)
-  struct alignas(32) CachedWord {
-    uint64_t key = 0;            // TextHash(word, cache_seed)
-    uint64_t head = 0;           // its first 8 bytes, zero-padded
-    uint32_t text_begin = 0;     // in cache_text
-    uint32_t text_size = kNone;  // kNone: an empty slot
-    uint32_t terms = kNone;      // its record in cache_terms; kNone: not a content word
-    bool content() const { return terms != kNone; }
+  // The cache is an open-addressing table of slots (at most half full), each a
+  // word's tag (the high half of its keyed hash, whose low bits pick the slot) and
+  // where its record starts in cache_words. A slot is 8 bytes, so a full cache's
+  // table is 512 KB: a common word's slot stays in cache, and a rare word costs
+  // two misses, its slot and its record. (Slots of 32 bytes holding the word's
+  // hash, head and where its terms were, in arrays of their own, made a 2 MB table
+  // and three or four misses; callgrind's cache simulation of the 10k-rule bench,
+  // 2 MB last level, counted 1.100M -> 0.95M last-level data misses over 1,600
+  // checks. A sixth of the bench's words are outside its 5,000 commonest.)
+  struct CacheSlot {
+    uint32_t tag = 0;
+    uint32_t record = kNone;  // kNone: an empty slot
   };
-  static_assert(sizeof(CachedWord) == 32, "a cache slot is half a cache line");
-  std::vector<CachedWord> cache;  // at most half full
-  size_t cache_count = 0;         // words in the cache
+  std::vector<CacheSlot> cache;  // at most half full
+  size_t cache_count = 0;        // words in the cache
   const uint64_t cache_seed = TextHashSeed();
+  // A word's record, consecutive words: its first 8 bytes (two words, low first,
+  // zero-padded), where its bytes past the first 8 are in cache_text, and its size
+  // in bytes, with kContentWord set for a content word. A content word's terms
+  // follow (from kRecordHead on): per stemmer its stem's id, then per stemmer its
+  // stem's key (two words, low first), then the number of its known grams and their
+  // ids.
+  static constexpr uint32_t kRecordHead = 4;
+  static constexpr uint32_t kContentWord = 1u << 31;
+  std::vector<uint32_t> cache_words;
   std::string cache_text;
-  // A content word's terms, one record of consecutive words each: per stemmer its
-  // stem's id, then per stemmer its stem's key (two words, low first), then the
-  // number of its known grams and their ids. (One record, where a rare word's
-  // stem ids, stem keys and grams in three arrays cost a cache miss each: a sixth
-  // of the bench's words are outside its 5,000 commonest. Callgrind's cache
-  // simulation of the 10k-rule bench counted 5% fewer last-level misses a check.)
-  std::vector<uint32_t> cache_terms;
-  uint32_t StemIdAt(uint32_t terms, size_t s) const { return cache_terms[terms + s]; }
+  uint32_t StemIdAt(uint32_t terms, size_t s) const { return cache_words[terms + s]; }
   uint64_t StemKeyAt(uint32_t terms, size_t s) const {
-    const uint32_t* key = &cache_terms[terms + stemmers.size() + 2 * s];
+    const uint32_t* key = &cache_words[terms + stemmers.size() + 2 * s];
     return key[0] | uint64_t{key[1]} << 32;
   }
   const uint32_t* GramsAt(uint32_t terms) const {
-    return &cache_terms[terms + 3 * stemmers.size()];
+    return &cache_words[terms + 3 * stemmers.size()];
   }
 
   // The gate of a check (Search with a min_score; BuildGate, on first need). A
@@ -871,12 +872,13 @@ struct SimilarIndex::Impl {
   };
   // `readable_end`: the end of the text `word` lies in (LowBytes), or null.
   WordKey KeyOf(std::string_view word, const char* readable_end = nullptr) const;
-  // Returns the cached terms of `word` (key `k`), computing them on first sight. The
-  // result is valid until the next Lookup; TrimCache must come first.
-  const CachedWord& Lookup(std::string_view word, const WordKey& k);
+  // Returns where the cached terms of `word` (key `k`) start in cache_words
+  // (StemIdAt, StemKeyAt, GramsAt), computing them on first sight, or kNone if it is
+  // not a content word. TrimCache must come first.
+  uint32_t Lookup(std::string_view word, const WordKey& k);
   // Doubles the cache table, each entry to its slot in the larger one: the table is
   // kept at most half full, even past kWordCacheSize while one post brings more
-  // (Search keeps copies of entries, not references).
+  // (records are never moved while a post is read).
   void GrowCache();
   // Empties the cache if fewer than `room` entries are left: called once per post,
   // before its lookups, so no entry a post refers to goes away under it.
@@ -898,63 +900,64 @@ SimilarIndex::Impl::WordKey SimilarIndex::Impl::KeyOf(std::string_view word,
           LowBytes(word.data(), word.size(), readable_end)};
 }
 
-const SimilarIndex::Impl::CachedWord& SimilarIndex::Impl::Lookup(std::string_view word,
-                                                                 const WordKey& k) {
-  const uint64_t key = k.key, head = k.head;
+uint32_t SimilarIndex::Impl::Lookup(std::string_view word, const WordKey& k) {
+  const uint32_t tag = static_cast<uint32_t>(k.key >> 32);
+  const uint32_t size = static_cast<uint32_t>(word.size());
   if (2 * (cache_count + 1) > cache.size()) GrowCache();
   const size_t mask = cache.size() - 1;
-  size_t at = static_cast<size_t>(key) & mask;
+  size_t at = tag & mask;
   for (;; at = (at + 1) & mask) {
-    const CachedWord& c = cache[at];
-    if (c.text_size == kNone) break;  // not cached: it goes here
-    if (c.key == key && c.head == head && c.text_size == word.size() &&
-        (word.size() <= 8 ||
-         SameText(std::string_view(cache_text).substr(c.text_begin + 8, c.text_size - 8),
-                  word.substr(8)))) {
-      return c;
+    const CacheSlot& slot = cache[at];
+    if (slot.record == kNone) break;  // not cached: it goes here
+    if (slot.tag != tag) continue;
+    const uint32_t* r = &cache_words[slot.record];
+    if ((r[0] | uint64_t{r[1]} << 32) == k.head && (r[3] & ~kContentWord) == size &&
+        (size <= 8 ||
+         SameText(std::string_view(cache_text).substr(r[2], size - 8), word.substr(8)))) {
+      return r[3] & kContentWord ? slot.record + kRecordHead : kNone;
     }
   }
-  CachedWord& c = cache[at];
+  const size_t record = cache_words.size();
+  cache[at] = {tag, static_cast<uint32_t>(record)};
   ++cache_count;
-  c.key = key;
-  c.head = head;
-  c.text_begin = static_cast<uint32_t>(cache_text.size());
-  c.text_size = static_cast<uint32_t>(word.size());
-  cache_text += word;
-  c.terms = kNone;
-  if (IsContent(word)) {
-    const size_t terms = cache_terms.size();
-    c.terms = static_cast<uint32_t>(terms);
-    const size_t stemmer_count = stemmers.size();
-    cache_terms.resize(terms + 3 * stemmer_count + 1);
-    const std::string w(word);
-    for (size_t s = 0; s < stemmer_count; ++s) {
-      const uint64_t stem_key = HashBytes(Stem(stemmers[s], w));
-      cache_terms[terms + s] = words.Find(stem_key);
-      cache_terms[terms + stemmer_count + 2 * s] = static_cast<uint32_t>(stem_key);
-      cache_terms[terms + stemmer_count + 2 * s + 1] =
-          static_cast<uint32_t>(stem_key >> 32);
-    }
-    const size_t grams = terms + 3 * stemmer_count;
-    if (options.char_ngrams) {
-      gram_keys.clear();
-      CharGramKeys(word, &gram_keys);
-      for (uint64_t g : gram_keys) {
-        const uint32_t id = chars.Find(g);
-        if (id != kNone) cache_terms.push_back(id);
-      }
-      cache_terms[grams] = static_cast<uint32_t>(cache_terms.size() - grams - 1);
-    }
+  const bool content = IsContent(word);
+  cache_words.push_back(static_cast<uint32_t>(k.head));
+  cache_words.push_back(static_cast<uint32_t>(k.head >> 32));
+  cache_words.push_back(static_cast<uint32_t>(cache_text.size()));
+  cache_words.push_back(size | (content ? kContentWord : 0));
+  if (size > 8) cache_text += word.substr(8);
+  if (!content) return kNone;
+  const size_t terms = record + kRecordHead;
+  const size_t stemmer_count = stemmers.size();
+  cache_words.resize(terms + 3 * stemmer_count + 1);
+  const std::string w(word);
+  for (size_t s = 0; s < stemmer_count; ++s) {
+    const uint64_t stem_key = HashBytes(Stem(stemmers[s], w));
+    cache_words[terms + s] = words.Find(stem_key);
+    cache_words[terms + stemmer_count + 2 * s] = static_cast<uint32_t>(stem_key);
+    cache_words[terms + stemmer_count + 2 * s + 1] =
+        static_cast<uint32_t>(stem_key >> 32);
   }
-  return c;
+  const size_t grams = terms + 3 * stemmer_count;
+  if (options.char_ngrams) {
+    gram_keys.clear();
+    CharGramKeys(word, &gram_keys);
+    for (uint64_t g : gram_keys) {
+      const uint32_t id = chars.Find(g);
+      if (id != kNone) cache_words.push_back(id);
+    }
+    cache_words[grams] = static_cast<uint32_t>(cache_words.size() - grams - 1);
+  }
+  return static_cast<uint32_t>(terms);
 }
 
 void SimilarIndex::Impl::GrowCache() {
-  std::vector<CachedWord> slots(2 * cache.size());
-  for (const CachedWord& c : cache) {
-    if (c.text_size == kNone) continue;
-    size_t at = static_cast<size_t>(c.key) & (slots.size() - 1);
-    while (slots[at].text_size != kNone) at = (at + 1) & (slots.size() - 1);
+  std::vector<CacheSlot> slots(2 * cache.size());
+  const size_t mask = slots.size() - 1;
+  for (const CacheSlot& c : cache) {
+    if (c.record == kNone) continue;
+    size_t at = c.tag & mask;
+    while (slots[at].record != kNone) at = (at + 1) & mask;
     slots[at] = c;
   }
   cache.swap(slots);
@@ -964,10 +967,10 @@ void SimilarIndex::Impl::TrimCache(size_t room) {
   if (!cache.empty() && cache_count + room <= kWordCacheSize) return;
   // Small at first: Lookup doubles it as words come (and this shrinks it back
   // after a post that grew it past 2 * kWordCacheSize).
-  std::vector<CachedWord>(1024).swap(cache);
+  std::vector<CacheSlot>(1024).swap(cache);
   cache_count = 0;
+  cache_words.clear();
   cache_text.clear();
-  cache_terms.clear();
 }
 
 SimilarIndex::SimilarIndex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -1895,8 +1898,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     for (size_t i = begin; i < end; ++i)
       keys[i - begin] = x.KeyOf(word_at(post.words[i]), text_end);
     for (size_t i = begin; i < end; ++i) {
-      const Impl::CachedWord& c = x.Lookup(word_at(post.words[i]), keys[i - begin]);
-      if (c.content()) content.push_back(c.terms);
+      const uint32_t terms = x.Lookup(word_at(post.words[i]), keys[i - begin]);
+      if (terms != kNone) content.push_back(terms);
     }
   }
   double post_word_weight = 0;
