@@ -1883,9 +1883,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // each, not the 32 of a cache entry: a post may have 300k words).
   std::vector<uint32_t> content;
   content.reserve(post.words.size());
-  // The keys of a run of words first, then their lookups: a lookup is a cache miss
-  // in a table of megabytes, and without the hashing between them the processor
-  // overlaps more of them. (Runs, not all the post's words at once: a post may
+  // The keys of a run of words first, then their lookups: a rare word's lookup is a
+  // cache miss or two, and without the hashing between them the processor overlaps
+  // more of them. (Runs, not all the post's words at once: a post may
   // have 300k words.)
   auto word_at = [&](const ByteRange& r) {
     return std::string_view(post.text).substr(r.begin, r.end - r.begin);
