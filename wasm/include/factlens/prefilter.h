@@ -251,6 +251,11 @@ class Prefilter {
   std::vector<uint32_t> dense_row_;  // by offset below dense_end_
   uint32_t dense_end_ = 0;
   size_t dense_count_ = 0;
+  // The scan's run of steps through the dense states (prefilter.cc).
+  static size_t DenseSteps(const uint32_t* dense, const uint32_t* dense_row,
+                           const uint8_t* byte_class, uint32_t dense_end,
+                           const uint8_t* text, size_t n, size_t i, uint32_t* s,
+                           bool* output);
   std::string tails_;
   uint32_t root_next_[256] = {};
   // An atom is named by its first key in atom_items_ (the record of the state
