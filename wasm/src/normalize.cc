@@ -581,7 +581,8 @@ class Normalizer {
   // after every letter (natively 20 instructions a letter, now 11).
   size_t PutLetters(size_t at, const unsigned char* s, size_t b, size_t n) {
     char* const text = text_ + at;
-    ByteRange* const origin = origin_ + at;
+    // (No origin map without kOrigin: origin_ is null, and no offset may be added.)
+    ByteRange* const origin = kOrigin ? origin_ + at : nullptr;
     size_t j = b;
     do {
       text[j - b] = static_cast<char>(s[j] | 0x20);
