@@ -663,23 +663,35 @@ struct SimilarIndex::Impl {
   std::vector<CacheSlot> cache;  // at most half full
   size_t cache_count = 0;        // words in the cache
   const uint64_t cache_seed = TextHashSeed();
-  // A word's record, consecutive words: its first 8 bytes (two words, low first,
-  // zero-padded), where its bytes past the first 8 are in cache_text, and its size
+  // A word's record in cache_words, consecutive words: its first 8 bytes
+  // (zero-padded), where its bytes past the first 8 are in cache_text, and its size
   // in bytes, with kContentWord set for a content word. A content word's terms
   // follow (from kRecordHead on): per stemmer its stem's id, then per stemmer its
-  // stem's key (two words, low first), then the number of its known grams and their
-  // ids.
-  static constexpr uint32_t kRecordHead = 4;
+  // stem's key, then the number of its known grams and their ids. (A 64-bit value
+  // is two words, low first: Read64, Write64.)
+  enum : uint32_t {
+    kRecordHeadBytes = 0,
+    kRecordTextBegin = 2,
+    kRecordSize,
+    kRecordHead
+  };
   static constexpr uint32_t kContentWord = 1u << 31;
   std::vector<uint32_t> cache_words;
   std::string cache_text;
+  static uint64_t Read64(const uint32_t* at) { return at[0] | uint64_t{at[1]} << 32; }
+  static void Write64(uint32_t* at, uint64_t value) {
+    at[0] = static_cast<uint32_t>(value);
+    at[1] = static_cast<uint32_t>(value >> 32);
+  }
+  // Where a content word's stem keys and grams are, from the start of its terms.
+  size_t StemKeysOffset() const { return stemmers.size(); }
+  size_t GramsOffset() const { return 3 * stemmers.size(); }
   uint32_t StemIdAt(uint32_t terms, size_t s) const { return cache_words[terms + s]; }
   uint64_t StemKeyAt(uint32_t terms, size_t s) const {
-    const uint32_t* key = &cache_words[terms + stemmers.size() + 2 * s];
-    return key[0] | uint64_t{key[1]} << 32;
+    return Read64(&cache_words[terms + StemKeysOffset() + 2 * s]);
   }
   const uint32_t* GramsAt(uint32_t terms) const {
-    return &cache_words[terms + 3 * stemmers.size()];
+    return &cache_words[terms + GramsOffset()];
   }
 
   // The gate of a check (Search with a min_score; BuildGate, on first need). A
@@ -911,34 +923,33 @@ uint32_t SimilarIndex::Impl::Lookup(std::string_view word, const WordKey& k) {
     if (slot.record == kNone) break;  // not cached: it goes here
     if (slot.tag != tag) continue;
     const uint32_t* r = &cache_words[slot.record];
-    if ((r[0] | uint64_t{r[1]} << 32) == k.head && (r[3] & ~kContentWord) == size &&
+    const uint32_t size_here = r[kRecordSize];
+    if (Read64(r + kRecordHeadBytes) == k.head && (size_here & ~kContentWord) == size &&
         (size <= 8 ||
-         SameText(std::string_view(cache_text).substr(r[2], size - 8), word.substr(8)))) {
-      return r[3] & kContentWord ? slot.record + kRecordHead : kNone;
+         SameText(std::string_view(cache_text).substr(r[kRecordTextBegin], size - 8),
+                  word.substr(8)))) {
+      return size_here & kContentWord ? slot.record + kRecordHead : kNone;
     }
   }
   const size_t record = cache_words.size();
   cache[at] = {tag, static_cast<uint32_t>(record)};
   ++cache_count;
   const bool content = IsContent(word);
-  cache_words.push_back(static_cast<uint32_t>(k.head));
-  cache_words.push_back(static_cast<uint32_t>(k.head >> 32));
-  cache_words.push_back(static_cast<uint32_t>(cache_text.size()));
-  cache_words.push_back(size | (content ? kContentWord : 0));
+  const size_t terms = record + kRecordHead;
+  // The head, then (for a content word) the stems' ids and keys and the grams' count.
+  cache_words.resize(content ? terms + GramsOffset() + 1 : terms);
+  Write64(&cache_words[record + kRecordHeadBytes], k.head);
+  cache_words[record + kRecordTextBegin] = static_cast<uint32_t>(cache_text.size());
+  cache_words[record + kRecordSize] = size | (content ? kContentWord : 0);
   if (size > 8) cache_text += word.substr(8);
   if (!content) return kNone;
-  const size_t terms = record + kRecordHead;
-  const size_t stemmer_count = stemmers.size();
-  cache_words.resize(terms + 3 * stemmer_count + 1);
   const std::string w(word);
-  for (size_t s = 0; s < stemmer_count; ++s) {
+  for (size_t s = 0; s < stemmers.size(); ++s) {
     const uint64_t stem_key = HashBytes(Stem(stemmers[s], w));
     cache_words[terms + s] = words.Find(stem_key);
-    cache_words[terms + stemmer_count + 2 * s] = static_cast<uint32_t>(stem_key);
-    cache_words[terms + stemmer_count + 2 * s + 1] =
-        static_cast<uint32_t>(stem_key >> 32);
+    Write64(&cache_words[terms + StemKeysOffset() + 2 * s], stem_key);
   }
-  const size_t grams = terms + 3 * stemmer_count;
+  const size_t grams = terms + GramsOffset();
   if (options.char_ngrams) {
     gram_keys.clear();
     CharGramKeys(word, &gram_keys);
