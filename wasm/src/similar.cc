@@ -576,6 +576,10 @@ struct SimilarIndex::Impl {
   // docs + 1 entries serves every field: Search reads the term's postings bounds
   // anyway, and an idf per term and field would be megabytes and a cache miss more.
   std::vector<double> idf_by_df;
+  // The claim-field idf of each word (Finish): what the coverage features sum for
+  // every word a candidate shares with the post, one read where Idf makes three
+  // (the postings' bounds, then the table).
+  std::vector<double> word_idf;
 
   // A claim. The fields the re-ranker's bound reads for every candidate come first,
   // its words are one run in doc_words.
@@ -808,6 +812,8 @@ struct SimilarIndex::Impl {
   double Idf(Field f, uint32_t id) const {
     return idf_by_df[id == kNone ? 0 : postings[f].df(id)];
   }
+  // Returns the claim-field idf of word `id` (a word of the dictionary), as Idf.
+  double WordIdf(uint32_t id) const { return word_idf[id]; }
   // A gram in over a tenth of the claims says little and costs a lot: not scored.
   bool CharScored(uint32_t id) const {
     return !(postings[kCharField].df(id) * 10 > docs.size() && docs.size() > 50);
@@ -1055,8 +1061,7 @@ bool SimilarIndex::VerifyGate(int random_sets) const {
       };
       const Impl::GateRest rest = x.GateRestOf(doc, v, present);
       const double r = Impl::kGateLevels[l] - 1e-6;
-      const double added =
-          cut > 1 ? x.GateMostAdded(doc, v, x.Idf(kClaimField, order[0])) : 0;
+      const double added = cut > 1 ? x.GateMostAdded(doc, v, x.WordIdf(order[0])) : 0;
       if (need == 1 ? rest.thin || rest.weight < r
                     : rest.thin_with_one || rest.weight + added < r) {
         return false;
@@ -1276,7 +1281,7 @@ SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
   auto part_of = [&](const uint32_t* ids, uint32_t count) {
     double part = 0;
     for (uint32_t i = 0; i < count; ++i) {
-      if (present(ids[i])) part += Idf(kClaimField, ids[i]);
+      if (present(ids[i])) part += WordIdf(ids[i]);
     }
     return part;
   };
@@ -1292,9 +1297,13 @@ SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
       c.both_ways = std::max(c.both_ways, std::min(part / all, part / post_word_weight));
     }
   }
-  c.claim_part = part_of(words.claim_ids, words.claim_count);
-  for (uint32_t i = 0; i < words.claim_count; ++i)
-    c.shared += present(words.claim_ids[i]);
+  for (uint32_t i = 0; i < words.claim_count; ++i) {
+    const uint32_t id = words.claim_ids[i];
+    if (present(id)) {
+      c.claim_part += WordIdf(id);
+      c.shared += 1;
+    }
+  }
   if (words.title_count > 0) c.title_part = part_of(words.title_ids, words.title_count);
   return c;
 }
@@ -1364,9 +1373,8 @@ double SimilarIndex::Impl::GateMostAdded(const Doc& doc, const WordView& v,
 
 std::vector<uint32_t> SimilarIndex::Impl::GateOrder(const WordView& v) const {
   std::vector<uint32_t> order = DistinctWords(v);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return Idf(kClaimField, a) > Idf(kClaimField, b);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return WordIdf(a) > WordIdf(b); });
   return order;
 }
 
@@ -1453,8 +1461,7 @@ void SimilarIndex::Impl::FindGateWords() {
     };
     // The most one of the first k words can add back, for k >= 1: the first's (the
     // rarest: GateMostAdded grows with idf).
-    const double added =
-        order.empty() ? 0 : GateMostAdded(doc, v, Idf(kClaimField, order[0]));
+    const double added = order.empty() ? 0 : GateMostAdded(doc, v, WordIdf(order[0]));
     // A level's cuts: the first k at which what is left is thin or weighs less
     // than the level (one_cut), or is so even with any one word back (cut_of).
     // With more words gone, each part of the weight is a sum of fewer of the same
@@ -1529,16 +1536,14 @@ void SimilarIndex::Impl::FindGateWords() {
   Impl& x = *this;
   Doc& doc = *d;
   doc.claim_idf = doc.title_idf = 0;
-  for (const TermFreq& t : x.Terms(doc, kClaimField))
-    doc.claim_idf += x.Idf(kClaimField, t.id());
-  for (const TermFreq& t : x.Terms(doc, kTitleField))
-    doc.title_idf += x.Idf(kClaimField, t.id());
+  for (const TermFreq& t : x.Terms(doc, kClaimField)) doc.claim_idf += x.WordIdf(t.id());
+  for (const TermFreq& t : x.Terms(doc, kTitleField)) doc.title_idf += x.WordIdf(t.id());
   doc.phrasing_idf_begin = static_cast<uint32_t>(x.phrasing_idf.size());
   const Impl::WordView words = x.Words(doc);
   const uint32_t* id = words.phrasing_ids;
   for (uint32_t p = 0; p < words.phrasing_count; ++p) {
     double all = 0;
-    for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.Idf(kClaimField, *id++);
+    for (uint32_t i = 0; i < words.lengths[p]; ++i) all += x.WordIdf(*id++);
     x.phrasing_idf.push_back(all);
     doc.phrasing_idf_max = std::max(doc.phrasing_idf_max, all);
   }
@@ -1565,6 +1570,9 @@ void SimilarIndex::Impl::Finish() {
   }
   x.idf_by_df.resize(x.docs.size() + 1);
   for (size_t df = 0; df < x.idf_by_df.size(); ++df) x.idf_by_df[df] = x.IdfOf(df);
+  x.word_idf.resize(x.words.size());
+  for (uint32_t id = 0; id < x.words.size(); ++id)
+    x.word_idf[id] = x.Idf(kClaimField, id);
   // Per claim, what needs the idf: the coverage features' totals (summed in the
   // order word_features sums their parts) and the character-gram vector's norm.
   x.phrasing_idf.clear();
@@ -1923,7 +1931,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           Mark(&x.word_present, id);
           x.word_qtf[id] = 0;
           x.post_terms[kWords].push_back(id);
-          post_word_weight += x.Idf(kClaimField, id);
+          post_word_weight += x.WordIdf(id);
         }
         x.word_qtf[id] += 1;
       } else {
