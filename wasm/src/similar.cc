@@ -2498,10 +2498,12 @@ double SumOfLargest(const std::vector<float>& values, size_t most,
   };
   // Rounds over the values left: their keys' range cut into kBuckets (the keys of
   // a post's weights span a few binades, so a round leaves few values in the
-  // boundary's bucket, and a small table is cleared per round); the bucket b the
-  // `need`-th largest falls in; the values above b added, those in b kept.
+  // boundary's bucket, and a small table is cleared per round), each bucket's
+  // count and sum in one pass; the buckets from the top added while they fit in
+  // `need`, then the values of the bucket that does not kept for the next round.
+  // (Summing the values above the boundary in a pass of their own, one double add
+  // after another, was a chain of dependent adds: twice the time in wasm.)
   constexpr uint32_t kBuckets = 256;
-  scratch->resize(values.size());
   const float* from = values.data();
   size_t count = values.size(), need = most;
   double sum = 0;
@@ -2520,19 +2522,27 @@ double SumOfLargest(const std::vector<float>& values, size_t most,
     int shift = 0;
     while (((high - low) >> shift) >= kBuckets) ++shift;
     uint32_t counts[kBuckets] = {};
-    for (size_t i = 0; i < count; ++i) ++counts[(key_of(from[i]) - low) >> shift];
+    double sums[kBuckets] = {};
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t bucket = (key_of(from[i]) - low) >> shift;
+      ++counts[bucket];
+      sums[bucket] += from[i];
+    }
+    // (The buckets hold `count` > `need` values: this stops at one.)
     uint32_t b = (high - low) >> shift;
-    size_t above = 0;
-    while (above + counts[b] < need) above += counts[b--];
-    need -= above;
-    float* kept = scratch->data();  // (from may be kept itself: i >= k always)
+    while (counts[b] <= need) {
+      need -= counts[b];
+      sum += sums[b];
+      if (need == 0) return sum;
+      --b;
+    }
+    if (from == values.data()) scratch->resize(count);
+    float* kept = scratch->data();  // (from may be kept itself: k <= i always)
     size_t k = 0;
     for (size_t i = 0; i < count; ++i) {
       const float v = from[i];
-      const uint32_t bucket = (key_of(v) - low) >> shift;
-      sum += bucket > b ? v : 0.0f;
       kept[k] = v;
-      k += bucket == b;
+      k += ((key_of(v) - low) >> shift) == b;
     }
     from = kept;
     count = k;
