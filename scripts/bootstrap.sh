@@ -11,6 +11,23 @@ ROOT=$PWD
 DEPS=$ROOT/.deps
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
 
+# Runs "$@", and again (3 attempts in all, 10 s apart) if it fails: a registry's
+# connection here sometimes drops mid-download (a fresh clone's npm ci once stopped
+# on ECONNRESET), and such a failure says nothing about the change being tested.
+# Only for steps that are whole again when re-run (npm ci starts from an empty
+# node_modules; apt and npm pack write their files complete or not at all).
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    [ "$attempt" = 3 ] && break
+    log "attempt $attempt failed: $*; again in 10 s"
+    sleep 10
+  done
+  log "failed 3 times: $*"
+  return 1
+}
+
 # --- Debian packages -------------------------------------------------------------
 # chromium: the e2e tests and `npm start -- --screenshot` (driven by npm playwright-core);
 # firefox-esr: the extension's e2e tests in Firefox (driven by npm puppeteer-core, which
@@ -25,8 +42,9 @@ done
 if ((${#missing[@]})); then
   log "installing Debian packages: ${missing[*]}"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  retry $SUDO apt-get update -qq
+  retry env DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 # --- npm packages ------------------------------------------------------------------
@@ -36,7 +54,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm packages (npm ci)"
   # puppeteer-core downloads nothing; the variable guards against a future dependency
   # that would (no browser download works here, nor is one wanted).
-  PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+  retry env PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
   echo "$want" >"$stamp"
 fi
 
@@ -70,8 +88,8 @@ SRC
   local opts=(-o "Dir::Etc::SourceList=$apt/deb-src.sources" -o Dir::Etc::SourceParts=/dev/null
               -o "Dir::State::Lists=$apt/lists" -o APT::Sandbox::User=root)
   log "fetching Debian source package $pkg"
-  apt-get "${opts[@]}" update -qq
-  (cd "$dl" && apt-get "${opts[@]}" source --download-only -qq "$pkg" >/dev/null)
+  retry apt-get "${opts[@]}" update -qq
+  (cd "$dl" && retry apt-get "${opts[@]}" source --download-only -qq "$pkg" >/dev/null)
   verify "$dl/$file" "$sha"
 }
 
@@ -79,7 +97,7 @@ npm_tarball() {  # npm_tarball SPEC FILE SHA256
   local spec=$1 file=$2 sha=$3 dl=$DEPS/downloads
   [ -f "$dl/$file" ] && verify "$dl/$file" "$sha" && return 0
   log "fetching npm tarball $spec"
-  (cd "$dl" && npm pack "$spec" --silent >/dev/null)
+  (cd "$dl" && retry npm pack "$spec" --silent >/dev/null)
   verify "$dl/$file" "$sha"
 }
 
