@@ -1278,10 +1278,14 @@ template <typename Present>
 SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
     const Doc& doc, const WordView& words, const Present& present,
     double post_word_weight) const {
-  auto part_of = [&](const uint32_t* ids, uint32_t count) {
+  // The idf of the words of `ids` the post holds; *held (if given) counts them.
+  auto part_of = [&](const uint32_t* ids, uint32_t count, double* held = nullptr) {
     double part = 0;
     for (uint32_t i = 0; i < count; ++i) {
-      if (present(ids[i])) part += WordIdf(ids[i]);
+      if (present(ids[i])) {
+        part += WordIdf(ids[i]);
+        if (held != nullptr) *held += 1;
+      }
     }
     return part;
   };
@@ -1297,13 +1301,7 @@ SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
       c.both_ways = std::max(c.both_ways, std::min(part / all, part / post_word_weight));
     }
   }
-  for (uint32_t i = 0; i < words.claim_count; ++i) {
-    const uint32_t id = words.claim_ids[i];
-    if (present(id)) {
-      c.claim_part += WordIdf(id);
-      c.shared += 1;
-    }
-  }
+  c.claim_part = part_of(words.claim_ids, words.claim_count, &c.shared);
   if (words.title_count > 0) c.title_part = part_of(words.title_ids, words.title_count);
   return c;
 }

@@ -179,10 +179,10 @@ class Prefilter {
   // The automaton, as the scan reads it and as the compiled form stores it (import
   // is a copy and a check, not a rebuild). States are numbered in breadth-first
   // order, root 0. Each atom is cut after the byte that sets it apart from every
-  // other atom of the list, or after its 6th byte if that is later (a shorter
-  // prefix is in posts too often); the rest, its "tail", is compared with the text
-  // that follows when the scan reaches the cut. Atoms are mostly words and phrases
-  // sharing few prefixes, so a trie of whole atoms is mostly single-edge chains
+  // other atom of the list, or after kMinCut bytes if that is later (prefilter.cc:
+  // a shorter prefix is in posts too often); the rest, its "tail", is compared with
+  // the text that follows when the scan reaches the cut. Atoms are mostly words and
+  // phrases sharing few prefixes, so a trie of whole atoms is mostly single-edge chains
   // (1.9M states for the atoms of 100k rules, against 0.3M with tails), and the
   // candidates are exactly those of the whole-atom automaton.
   // A state is a record in `nodes_` (32-bit words), named by its offset; the
