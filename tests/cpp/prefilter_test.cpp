@@ -663,6 +663,36 @@ TEST_CASE("prefilter: candidates are exactly those of a naive search for the ato
 // exactly a naive search's, where an anchored atom counts only at the text's
 // start or after a byte that is not an ASCII letter or digit. Posts plant atoms
 // after spaces, letters, digits, '_', '-' and bytes outside ASCII.
+TEST_CASE("prefilter: AsciiAlnumRunEnd ends a run where the first other byte is",
+          "[prefilter]") {
+  // Every byte value at every place of an 8-byte block and its edges, in runs of
+  // letters and digits of every length up to 20, against IsAsciiAlnum byte by
+  // byte; and the text's end inside and outside a block.
+  auto expected = [](std::string_view text, size_t i) {
+    while (i < text.size() && IsAsciiAlnum(static_cast<unsigned char>(text[i]))) ++i;
+    return i;
+  };
+  const std::string run = "aZ09mQ7xKb3Tz8YwLc4N";
+  size_t checked = 0;
+  for (int b = 0; b < 256; ++b) {
+    for (size_t before = 0; before <= run.size(); ++before) {
+      std::string text = run.substr(0, before);
+      text += static_cast<char>(b);
+      text += "tail of the text, 8 bytes and more";
+      for (size_t from : {size_t{0}, before / 2, before}) {
+        CHECK(AsciiAlnumRunEnd(text, from) == expected(text, from));
+        ++checked;
+      }
+      // The run up to the text's end, no other byte after it.
+      const std::string whole = run.substr(0, before);
+      CHECK(AsciiAlnumRunEnd(whole, 0) == whole.size());
+    }
+  }
+  CHECK(AsciiAlnumRunEnd("abc", 3) == 3);
+  CHECK(AsciiAlnumRunEnd("abc", 7) == 7);
+  CHECK(checked == 256 * (run.size() + 1) * 3);
+}
+
 TEST_CASE("prefilter: word-anchored atoms count only where a word can start",
           "[prefilter]") {
   std::mt19937 rng(59);

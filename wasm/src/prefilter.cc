@@ -1063,6 +1063,31 @@ inline uint32_t EdgeOn(const uint32_t* edges, uint32_t head, uint8_t c) {
 
 }  // namespace
 
+// 8 bytes at a time while 8 are left: the word-anchored walk passes over every
+// letter and digit of a post this way (one byte at a time, 8 instructions a byte,
+// it was 3% of a check's instructions at 10k rules).
+size_t AsciiAlnumRunEnd(std::string_view view, size_t i) {
+  const auto* text = reinterpret_cast<const uint8_t*>(view.data());
+  const size_t n = view.size();
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, text + i, 8);
+    // Per byte, its low 7 bits plus a constant sets bit 7 exactly when they are
+    // at least the constant's complement (no carry leaves a byte: 0x7F + 0x50 <
+    // 0x100). A byte with bit 7 set is no ASCII letter or digit.
+    const uint64_t low = x & ~kHighs;
+    const uint64_t digit = (low + kOnes * (0x80 - '0')) & ~(low + kOnes * (0x80 - '9' - 1));
+    const uint64_t small = low | kOnes * 0x20;  // a capital as its small letter
+    const uint64_t letter =
+        (small + kOnes * (0x80 - 'a')) & ~(small + kOnes * (0x80 - 'z' - 1));
+    const uint64_t other = ~((digit | letter) & ~x) & kHighs;
+    if (other != 0) return i + static_cast<size_t>(__builtin_ctzll(other)) / 8;
+  }
+  while (i < n && kAlnum.of[text[i]]) ++i;
+  return i;
+}
+
 // Steps the automaton through its dense states (below `dense_end`; rows
 // `dense_row`, entries `dense`, columns by `byte_class`) on `text` (`n` bytes),
 // from byte `i` (< n) and dense state *s on. Returns the last byte stepped on,
@@ -1215,7 +1240,7 @@ std::vector<uint32_t> Prefilter::Candidates(
     const size_t n = text.size();
     // From the text's start and after each byte that is not an ASCII letter or
     // digit (RE2's non-word bytes, '_', and the space before a word). The bytes
-    // of a run of letters and digits are passed over in one tight loop: no walk
+    // of a run of letters and digits are passed over (AsciiAlnumRunEnd): no walk
     // can start inside it.
     auto walk_from = [&](size_t start) {
       uint32_t s = word_root_next_[static_cast<uint8_t>(text[start])];
@@ -1229,7 +1254,7 @@ std::vector<uint32_t> Prefilter::Candidates(
     };
     for (size_t start = 0; start < n; ++start) {
       walk_from(start);
-      while (start < n && kAlnum.of[static_cast<uint8_t>(text[start])]) ++start;
+      start = AsciiAlnumRunEnd(text, start);
     }
     for (uint32_t start : extra_word_starts) {
       if (start < n) walk_from(start);

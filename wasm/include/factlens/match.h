@@ -178,8 +178,10 @@ class CompiledList {
 
  private:
   CompiledList();
-  // Appends `rule` to the rule records, its shared strings to `shared`'s.
-  void AddRule(const Rule& rule, SharedStringIds* shared);
+  // Appends `rule` to the rule records (its record `size` bytes: RecordSize), its
+  // shared strings to `shared`'s. False if the record came out another size (a
+  // defect: RecordSize and EncodeRecord disagree), and nothing is appended.
+  bool AddRule(const Rule& rule, size_t size, SharedStringIds* shared);
   // Decodes rule `index` into *out.
   void DecodeRule(uint32_t index, Rule* out) const;
 

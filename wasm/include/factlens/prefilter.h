@@ -86,6 +86,11 @@ re2::Regexp* ParseForAtoms(std::string_view pattern, int flags,
                            int64_t large_instructions, bool* large,
                            re2::RegexpStatus* status, bool* plain_rejected = nullptr);
 
+// Returns the end of the run of ASCII letters and digits in `text` from byte `i`
+// (`i` itself if that byte is neither, or i >= text.size()): where a word-anchored
+// atom can next start (Prefilter::Candidates).
+size_t AsciiAlnumRunEnd(std::string_view text, size_t i);
+
 // Collects atoms and the items they trigger, then builds the automaton.
 // Not copyable (it may be large); movable.
 class Prefilter {
