@@ -1077,7 +1077,8 @@ size_t AsciiAlnumRunEnd(std::string_view view, size_t i) {
     // at least the constant's complement (no carry leaves a byte: 0x7F + 0x50 <
     // 0x100). A byte with bit 7 set is no ASCII letter or digit.
     const uint64_t low = x & ~kHighs;
-    const uint64_t digit = (low + kOnes * (0x80 - '0')) & ~(low + kOnes * (0x80 - '9' - 1));
+    const uint64_t digit =
+        (low + kOnes * (0x80 - '0')) & ~(low + kOnes * (0x80 - '9' - 1));
     const uint64_t small = low | kOnes * 0x20;  // a capital as its small letter
     const uint64_t letter =
         (small + kOnes * (0x80 - 'a')) & ~(small + kOnes * (0x80 - 'z' - 1));
