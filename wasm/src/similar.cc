@@ -788,7 +788,8 @@ struct SimilarIndex::Impl {
   uint32_t stamp = 0;  // the current post's, in doc_state
   // The post's terms as bitsets by term id: scoring tests every term of ~100 claims
   // for membership, and a bit per term keeps the sets in L1/L2 cache where a word
-  // per term missed it (the bits are cleared through post_terms).
+  // per term missed it (the bits are cleared through post_terms, or the whole set
+  // at once where that is fewer stores).
   std::vector<uint64_t> word_present, bigram_present, char_present;
   std::vector<float> word_qtf, bigram_qtf, char_qtf, char_weight;
   std::vector<float> term_weight[kFieldCount];        // by field, valid where marked
