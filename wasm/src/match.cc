@@ -860,7 +860,7 @@ void ScanSimilarRules(const SimilarOptions& options, CompiledList::Matchers* m) 
 // ByteWriter appending each field to the records' string called into the string
 // and memcpy for every few bytes (about 50 fields a rule), and was a tenth of a
 // load from text in wasm at 10k rules. Never writes past `end`: a record larger
-// than its size (a defect) only makes ok() false.
+// than its size (a defect) only makes full() false.
 class RecordWriter {
  public:
   RecordWriter(char* at, char* end) : at_(at), end_(end) {}

@@ -1073,9 +1073,10 @@ size_t AsciiAlnumRunEnd(std::string_view view, size_t i) {
   for (; i + 8 <= n; i += 8) {
     uint64_t x;
     std::memcpy(&x, text + i, 8);
-    // Per byte, its low 7 bits plus a constant sets bit 7 exactly when they are
-    // at least the constant's complement (no carry leaves a byte: 0x7F + 0x50 <
-    // 0x100). A byte with bit 7 set is no ASCII letter or digit.
+    // Per byte, its low 7 bits plus 0x80 - c set bit 7 exactly when they are c or
+    // more (no carry leaves a byte: 0x7F + 0x50 < 0x100), so a range [lo, hi] is
+    // "lo or more and not hi + 1 or more". A byte with bit 7 set is no ASCII
+    // letter or digit.
     const uint64_t low = x & ~kHighs;
     const uint64_t digit =
         (low + kOnes * (0x80 - '0')) & ~(low + kOnes * (0x80 - '9' - 1));

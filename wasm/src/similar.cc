@@ -819,6 +819,7 @@ struct SimilarIndex::Impl {
   }
   // Returns the claim-field idf of word `id` (a word of the dictionary), as Idf.
   double WordIdf(uint32_t id) const { return word_idf[id]; }
+  // Returns the idf of character gram `id`, as Idf (once Search made char_idf).
   double CharIdf(uint32_t id) const { return char_idf[id]; }
   // A gram in over a tenth of the claims says little and costs a lot: not scored.
   bool CharScored(uint32_t id) const {
@@ -1898,8 +1899,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
                                       &x.char_present};
   for (int kind = kWords; kind <= kChars; ++kind) {
     std::vector<uint64_t>& bits = *present[kind];
-    // Bit by bit, or the whole set at once where that is fewer stores (a post's
-    // thousand character grams in a set of a few thousand words).
+    // Bit by bit, or the whole set at once where that is fewer stores (a bench
+    // post's thousand character grams, in a set of a few hundred 8-byte words).
     if (x.post_terms[kind].size() * 8 >= bits.size()) {
       std::fill(bits.begin(), bits.end(), 0);
     } else {
