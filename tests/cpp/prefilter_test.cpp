@@ -658,11 +658,6 @@ TEST_CASE("prefilter: candidates are exactly those of a naive search for the ato
   CHECK(near_misses > 1000);  // items with some but not all groups present
 }
 
-// Word-anchored atoms (a trie walked from each place a word can start) and the
-// others (the automaton) in one list, even in one group: the candidates are
-// exactly a naive search's, where an anchored atom counts only at the text's
-// start or after a byte that is not an ASCII letter or digit. Posts plant atoms
-// after spaces, letters, digits, '_', '-' and bytes outside ASCII.
 TEST_CASE("prefilter: AsciiAlnumRunEnd ends a run where the first other byte is",
           "[prefilter]") {
   // Every byte value at every place of an 8-byte block and its edges, in runs of
@@ -693,6 +688,11 @@ TEST_CASE("prefilter: AsciiAlnumRunEnd ends a run where the first other byte is"
   CHECK(checked == 256 * (run.size() + 1) * 3);
 }
 
+// Word-anchored atoms (a trie walked from each place a word can start) and the
+// others (the automaton) in one list, even in one group: the candidates are
+// exactly a naive search's, where an anchored atom counts only at the text's
+// start or after a byte that is not an ASCII letter or digit. Posts plant atoms
+// after spaces, letters, digits, '_', '-' and bytes outside ASCII.
 TEST_CASE("prefilter: word-anchored atoms count only where a word can start",
           "[prefilter]") {
   std::mt19937 rng(59);

@@ -869,11 +869,7 @@ class RecordWriter {
     *at_++ = static_cast<char>(v);
   }
   void Var32(uint32_t v) {
-    while (v >= 0x80) {
-      U8(static_cast<uint8_t>(v | 0x80));
-      v >>= 7;
-    }
-    U8(static_cast<uint8_t>(v));
+    PutVar32(v, [this](uint8_t b) { U8(b); });
   }
   void Append(std::string_view s) {
     if (s.size() > static_cast<size_t>(end_ - at_)) return Overflow();

@@ -580,7 +580,7 @@ struct SimilarIndex::Impl {
   // every word a candidate shares with the post, one read where Idf makes three
   // (the postings' bounds, then the table).
   std::vector<double> word_idf;
-  // Each character gram's idf (Search makes it on first need): a post's grams'
+  // Each character gram's idf (BuildCharIdf, on the first search): a post's grams'
   // weights read it, one load where Idf took the postings' bounds, then the table
   // (a warm check at 10k rules 429.3k -> 419.5k instructions).
   std::vector<double> char_idf;
@@ -737,6 +737,10 @@ struct SimilarIndex::Impl {
     std::vector<uint32_t> kept_begin, kept;
   } gate;
   void BuildGate();
+  // Fills char_idf. Called by the first search rather than by Finish: a load holds
+  // the list's text and its temporaries at its peak, and 100k rules' 0.2 MB more
+  // then grew wasm memory by a step (92.0 -> 96.6 MB).
+  void BuildCharIdf();
   // Finds each claim's gate words and `need` (into `kept`, as a restore reads them).
   void FindGateWords();
 
@@ -1390,6 +1394,11 @@ std::vector<uint32_t> SimilarIndex::Impl::DistinctWords(const WordView& v) {
   return ids;
 }
 
+void SimilarIndex::Impl::BuildCharIdf() {
+  char_idf.resize(chars.size());
+  for (uint32_t id = 0; id < chars.size(); ++id) char_idf[id] = Idf(kCharField, id);
+}
+
 void SimilarIndex::Impl::BuildGate() {
   Gate& g = gate;
   g.built = true;
@@ -1990,14 +1999,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       x.char_qtf[g] += 1;
     }
   }
-  // Each gram's idf by its id, made on the first search rather than by Finish: a
-  // load holds the list's text and its temporaries at its peak, and 100k rules'
-  // 0.2 MB more then grew wasm memory by a step (92.0 -> 96.6 MB).
-  if (x.char_idf.size() != x.chars.size()) {
-    x.char_idf.resize(x.chars.size());
-    for (uint32_t id = 0; id < x.chars.size(); ++id)
-      x.char_idf[id] = x.Idf(kCharField, id);
-  }
+  if (x.char_idf.size() != x.chars.size()) x.BuildCharIdf();
   double char_norm = 0;
   x.post_char_sq.clear();
   for (uint32_t g : x.post_terms[kChars]) {

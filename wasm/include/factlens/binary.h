@@ -41,6 +41,17 @@ class Checksum64Stream {
   size_t pending_size_ = 0;
 };
 
+// Hands `v` to put() in 1-5 bytes, 7 bits at a time, low first (LEB128): the
+// Var32 of ByteWriter and of writers of their own (match.cc's RecordWriter).
+template <typename Put>
+void PutVar32(uint32_t v, Put&& put) {
+  while (v >= 0x80) {
+    put(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  put(static_cast<uint8_t>(v));
+}
+
 class ByteWriter {
  public:
   ByteWriter() = default;
@@ -106,11 +117,7 @@ class ByteWriter {
   // Writes `v` in 1-5 bytes, 7 bits at a time, low first (LEB128): for the many
   // small numbers of sorted id lists written as gaps.
   void Var32(uint32_t v) {
-    while (v >= 0x80) {
-      U8(static_cast<uint8_t>(v | 0x80));
-      v >>= 7;
-    }
-    U8(static_cast<uint8_t>(v));
+    PutVar32(v, [this](uint8_t b) { U8(b); });
   }
   // The bytes written so far (those a streaming writer handed out included).
   size_t size() const { return count_only_ ? counted_ : flushed_ + out_.size(); }
