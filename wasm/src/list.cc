@@ -279,6 +279,64 @@ class LimitedDomBuilder : public JsonHandler {
 
 // ------------------------------------------------------------------- checking --
 
+// Where a check looks, as its message gives it: "list.publisher", or a rule's
+// field, "rules[3] (id \"x\"): match.keywords[0]". A path becomes text only for a
+// message (Text): a rule's checks name a dozen places, almost never in an error,
+// and making each place's text up front cost a rule several allocations and about
+// 2% of a load (callgrind). A path refers to its parent: keep each one that is
+// extended in a variable of its own, as ReadRule does.
+class Path {
+ public:
+  // The document ("") or a place named outright ("list", "list.publisher").
+  Path(const char* name) : name_(name) {}  // NOLINT: a literal is a path
+  // Rule `index` of the rules array. `*id`, when set, is the rule's id as read so
+  // far: the message names the rule by its first 128 bytes.
+  Path(size_t index, const std::string* const* id) : index_(index), id_(id) {}
+
+  Path Key(std::string_view key) const { return Path(this, key, kNoIndex); }
+  Path At(size_t index) const { return Path(this, {}, index); }
+
+  std::string Text() const {
+    std::string text;
+    AppendTo(&text);
+    return text;
+  }
+
+ private:
+  static constexpr size_t kNoIndex = ~size_t{0};
+  Path(const Path* parent, std::string_view key, size_t index)
+      : parent_(parent), key_(key), index_(index) {}
+
+  static bool EndsWithColon(const std::string& text) {
+    return text.size() >= 2 && text.compare(text.size() - 2, 2, ": ") == 0;
+  }
+
+  void AppendTo(std::string* text) const {
+    if (name_ != nullptr) {
+      text->append(name_);
+    } else if (parent_ == nullptr) {  // a rule
+      *text += "rules[" + std::to_string(index_) + "]";
+      if (*id_ != nullptr) *text += " (id \"" + (*id_)->substr(0, 128) + "\")";
+      *text += ": ";
+    } else {
+      parent_->AppendTo(text);
+      if (index_ != kNoIndex) {
+        *text += "[" + std::to_string(index_) + "]";
+      } else {
+        // A member of a rule follows its ": "; of a named place, a '.'.
+        if (!text->empty() && !EndsWithColon(*text)) *text += '.';
+        text->append(key_);
+      }
+    }
+  }
+
+  const Path* parent_ = nullptr;
+  const char* name_ = nullptr;
+  std::string_view key_;
+  size_t index_ = kNoIndex;
+  const std::string* const* id_ = nullptr;
+};
+
 // Collects the first semantic error; every check names where it looked.
 class Checker {
  public:
@@ -293,16 +351,15 @@ class Checker {
   bool check_syntax = true;
   size_t patterns_passed = 0;
 
-  // `where` is a path such as "list.publisher" or "rules[3] (id \"x\"): match";
-  // a rule's own prefix ends in ": " so its fields read "rules[3] (id \"x\"): claim".
-  bool Fail(const std::string& where, const std::string& message,
+  // The message reads "where: message", or after a rule's own prefix (which ends
+  // in ": "), "rules[3] (id \"x\"): message".
+  bool Fail(const Path& where, const std::string& message,
             ErrorKind kind = ErrorKind::kFormat) {
     if (!status_.ok()) return false;
-    if (where.empty() || EndsWithColon(where)) {
-      status_ = Status(kind, where + message);
-    } else {
-      status_ = Status(kind, where + ": " + message);
-    }
+    std::string text = where.Text();
+    if (!text.empty() && (text.size() < 2 || text.compare(text.size() - 2, 2, ": ") != 0))
+      text += ": ";
+    status_ = Status(kind, text + message);
     return false;
   }
 
@@ -310,7 +367,7 @@ class Checker {
   // with "x-" are extensions. (string_views: a key is compared with each allowed
   // name by length first, where a const char* cost a strlen and a memcmp each, for
   // every key of 100k rules.)
-  bool OnlyKeys(const Value& obj, const std::string& where,
+  bool OnlyKeys(const Value& obj, const Path& where,
                 std::initializer_list<std::string_view> allowed) {
     const std::string* first_unknown = nullptr;
     for (const Member& m : obj.members) {
@@ -320,20 +377,18 @@ class Checker {
                                [&](std::string_view a) { return a == k; });
       if (!known && (first_unknown == nullptr || k < *first_unknown)) first_unknown = &k;
     }
-    if (first_unknown != nullptr)
-      return Fail(Join(where, *first_unknown), "unknown field");
+    if (first_unknown != nullptr) return Fail(where.Key(*first_unknown), "unknown field");
     return true;
   }
 
-  Value* Object(Value& parent, std::string_view key, const std::string& where,
-                bool required) {
+  Value* Object(Value& parent, std::string_view key, const Path& where, bool required) {
     Value* v = parent.Find(key);
     if (v == nullptr) {
-      if (required) Fail(Join(where, key), "missing required field");
+      if (required) Fail(where.Key(key), "missing required field");
       return nullptr;
     }
     if (!v->is_object()) {
-      Fail(Join(where, key), "must be an object");
+      Fail(where.Key(key), "must be an object");
       return nullptr;
     }
     return v;
@@ -341,28 +396,25 @@ class Checker {
 
   // Reads a string field of 1..max_bytes bytes, moving it out of `parent` (each
   // rule's JSON is read once, then dropped).
-  bool String(Value& parent, std::string_view key, const std::string& where,
-              bool required, size_t max_bytes, std::string* out) {
+  bool String(Value& parent, std::string_view key, const Path& where, bool required,
+              size_t max_bytes, std::string* out) {
     Value* v = parent.Find(key);
     if (v == nullptr) {
-      return required ? Fail(Join(where, key), "missing required field") : true;
+      return required ? Fail(where.Key(key), "missing required field") : true;
     }
-    return StringValue(
-        *v, [&] { return Join(where, key); }, max_bytes, out);
+    return StringValue(*v, where.Key(key), max_bytes, out);
   }
 
   // A string over a field's documented length is a format error; over a hard
-  // limit of ParseLimits (strings, patterns), a limit error. `where()` gives the
-  // location, built only for a message: most strings are fine.
-  template <typename Where>
-  bool StringValue(Value& v, const Where& where, size_t max_bytes, std::string* out) {
-    if (!v.is_string()) return Fail(where(), "must be a string");
+  // limit of ParseLimits (strings, patterns), a limit error.
+  bool StringValue(Value& v, const Path& where, size_t max_bytes, std::string* out) {
+    if (!v.is_string()) return Fail(where, "must be a string");
     std::string& s = v.string;
-    if (s.empty()) return Fail(where(), "must not be empty");
+    if (s.empty()) return Fail(where, "must not be empty");
     if (s.size() > max_bytes) {
       bool hard =
           max_bytes == limits_.max_string_bytes || max_bytes == limits_.max_pattern_bytes;
-      return Fail(where(), "longer than " + std::to_string(max_bytes) + " bytes",
+      return Fail(where, "longer than " + std::to_string(max_bytes) + " bytes",
                   hard ? ErrorKind::kLimit : ErrorKind::kFormat);
     }
     *out = std::move(s);
@@ -370,40 +422,26 @@ class Checker {
   }
 
   // Reads an array of non-empty strings (1..max_items entries unless allow_empty).
-  bool StringArray(Value& parent, std::string_view key, const std::string& where,
+  bool StringArray(Value& parent, std::string_view key, const Path& where,
                    size_t max_bytes, std::vector<std::string>* out,
                    bool allow_empty = false) {
     Value* v = parent.Find(key);
     if (v == nullptr) return true;
-    auto here = [&] { return Join(where, key); };
-    if (!v->is_array()) return Fail(here(), "must be an array of strings");
+    const Path here = where.Key(key);
+    if (!v->is_array()) return Fail(here, "must be an array of strings");
     std::vector<Value>& items = v->items;
-    if (items.empty() && !allow_empty) return Fail(here(), "must not be empty");
+    if (items.empty() && !allow_empty) return Fail(here, "must not be empty");
     if (items.size() > limits_.max_items) {
-      return Fail(here(), "more than " + std::to_string(limits_.max_items) + " entries",
+      return Fail(here, "more than " + std::to_string(limits_.max_items) + " entries",
                   ErrorKind::kLimit);
     }
     out->reserve(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
       std::string s;
-      if (!StringValue(
-              items[i], [&] { return here() + "[" + std::to_string(i) + "]"; }, max_bytes,
-              &s)) {
-        return false;
-      }
+      if (!StringValue(items[i], here.At(i), max_bytes, &s)) return false;
       out->push_back(std::move(s));
     }
     return true;
-  }
-
-  static bool EndsWithColon(const std::string& where) {
-    return where.size() >= 2 && where.compare(where.size() - 2, 2, ": ") == 0;
-  }
-
-  static std::string Join(const std::string& where, std::string_view key) {
-    std::string joined = where;
-    if (!where.empty() && !EndsWithColon(where)) joined += '.';
-    return joined.append(key);
   }
 
  private:
@@ -536,51 +574,49 @@ size_t CountUnicodeClasses(const std::string& pattern) {
   return n;
 }
 
-bool ReadTerms(Checker& c, Value& set, std::string_view key, const std::string& where,
+bool ReadTerms(Checker& c, Value& set, std::string_view key, const Path& where,
                std::vector<std::string>* out) {
   // Empty term arrays are allowed; the set needs some term in all or any.
   if (!c.StringArray(set, key, where, 200, out, /*allow_empty=*/true)) return false;
   for (size_t i = 0; i < out->size(); ++i) {
     const std::string& t = (*out)[i];
     if (t == "*") {
-      return c.Fail(Checker::Join(where, key) + "[" + std::to_string(i) + "]",
-                    "a wildcard needs a prefix");
+      return c.Fail(where.Key(key).At(i), "a wildcard needs a prefix");
     }
   }
   return true;
 }
 
 bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rule* rule) {
-  std::string where = "rules[" + std::to_string(index) + "]";
+  // Name the rule by its id as early as possible, so every message carries it: the
+  // id's string in the JSON, then (moved) in the rule.
+  const std::string* id_text = nullptr;
+  const Path where(index, &id_text);
   if (!r.is_object()) return c.Fail(where, "must be an object");
-  // Name the rule by its id as early as possible, so every message carries it.
   const Value* id = r.Find("id");
-  if (id != nullptr && id->is_string()) {
-    where += " (id \"" + id->string.substr(0, 128) + "\")";
-  }
-  where += ": ";
-  auto field = [&](const std::string& f) { return where + f; };
+  if (id != nullptr && id->is_string()) id_text = &id->string;
   if (!c.OnlyKeys(r, where,
                   {"id", "claim", "rating", "severity", "regions", "languages", "match",
                    "review", "examples"})) {
     return false;
   }
   if (!c.String(r, "id", where, true, 128, &rule->id)) return false;
+  id_text = &rule->id;
   if (!IsValidId(rule->id, 128)) {
-    return c.Fail(field("id"), "must be lower-case letters, digits, '.', '_' or '-'");
+    return c.Fail(where.Key("id"), "must be lower-case letters, digits, '.', '_' or '-'");
   }
   if (!c.String(r, "claim", where, true, 1000, &rule->claim)) return false;
 
   std::string rating, severity;
   if (!c.String(r, "rating", where, true, 64, &rating)) return false;
   if (!ParseRating(rating, &rule->rating)) {
-    return c.Fail(field("rating"), "\"" + rating +
-                                       "\" is not one of false, altered, "
-                                       "partly_false, missing_context, satire, true");
+    return c.Fail(where.Key("rating"), "\"" + rating +
+                                           "\" is not one of false, altered, "
+                                           "partly_false, missing_context, satire, true");
   }
   if (!c.String(r, "severity", where, true, 64, &severity)) return false;
   if (!ParseSeverity(severity, &rule->severity)) {
-    return c.Fail(field("severity"),
+    return c.Fail(where.Key("severity"),
                   "\"" + severity + "\" is not one of low, medium, high, critical");
   }
 
@@ -588,21 +624,21 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
   for (size_t i = 0; i < rule->regions.size(); ++i) {
     if (!IsUpperAlpha2(rule->regions[i])) {
       return c.Fail(
-          field("regions[" + std::to_string(i) + "]"),
+          where.Key("regions").At(i),
           "\"" + rule->regions[i] + "\" is not an ISO 3166-1 alpha-2 code (e.g. \"DE\")");
     }
   }
   for (size_t i = 1; i < rule->regions.size(); ++i) {
     if (std::find(rule->regions.begin(), rule->regions.begin() + i, rule->regions[i]) !=
         rule->regions.begin() + i) {
-      return c.Fail(field("regions[" + std::to_string(i) + "]"),
+      return c.Fail(where.Key("regions").At(i),
                     "\"" + rule->regions[i] + "\" is listed twice");
     }
   }
   if (!c.StringArray(r, "languages", where, 35, &rule->languages)) return false;
   for (size_t i = 0; i < rule->languages.size(); ++i) {
     if (!IsLanguageTag(rule->languages[i])) {
-      return c.Fail(field("languages[" + std::to_string(i) + "]"),
+      return c.Fail(where.Key("languages").At(i),
                     "\"" + rule->languages[i] + "\" is not a BCP 47 language tag");
     }
   }
@@ -610,7 +646,7 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
   // match: at least one matcher.
   Value* match = c.Object(r, "match", where, true);
   if (match == nullptr) return false;
-  std::string mw = field("match");
+  const Path mw = where.Key("match");
   if (!c.OnlyKeys(*match, mw, {"patterns", "keywords", "similar", "urls"})) return false;
   if (!c.StringArray(*match, "patterns", mw, limits.max_pattern_bytes, &rule->patterns)) {
     return false;
@@ -618,7 +654,7 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
   for (size_t i = 0; i < rule->patterns.size(); ++i) {
     c.unicode_classes += CountUnicodeClasses(rule->patterns[i]);
     if (c.unicode_classes > limits.max_unicode_classes) {
-      return c.Fail(mw + ".patterns[" + std::to_string(i) + "]",
+      return c.Fail(mw.Key("patterns").At(i),
                     "the list's patterns use Unicode classes (\\p) more than " +
                         std::to_string(limits.max_unicode_classes) +
                         " times (each takes RE2 up to 2 ms to parse)",
@@ -630,12 +666,12 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
     }
     std::string error = PatternSyntaxError(rule->patterns[i]);
     if (!error.empty()) {
-      return c.Fail(mw + ".patterns[" + std::to_string(i) + "]", error);
+      return c.Fail(mw.Key("patterns").At(i), error);
     }
   }
   Value* kw = match->Find("keywords");
   if (kw != nullptr) {
-    std::string kww = mw + ".keywords";
+    const Path kww = mw.Key("keywords");
     if (!kw->is_array()) return c.Fail(kww, "must be an array of keyword sets");
     if (kw->items.empty()) return c.Fail(kww, "must not be empty");
     if (kw->items.size() > limits.max_items) {
@@ -644,7 +680,7 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
     }
     for (size_t i = 0; i < kw->items.size(); ++i) {
       Value& set = kw->items[i];
-      std::string sw = kww + "[" + std::to_string(i) + "]";
+      const Path sw = kww.At(i);
       if (!set.is_object()) return c.Fail(sw, "must be an object");
       if (!c.OnlyKeys(set, sw, {"all", "any", "none", "within"})) return false;
       KeywordSet ks;
@@ -661,7 +697,7 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
         // (An unsigned integer is one too large for int64_t or not negative.)
         int64_t words;
         if (!within->IntegerIn(1, 1000, &words))
-          return c.Fail(sw + ".within", "must be an integer from 1 to 1000");
+          return c.Fail(sw.Key("within"), "must be an integer from 1 to 1000");
         ks.within = static_cast<int>(words);
       }
       rule->keywords.push_back(std::move(ks));
@@ -671,10 +707,9 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
   if (!c.StringArray(*match, "urls", mw, 2000, &rule->urls)) return false;
   for (size_t i = 0; i < rule->urls.size(); ++i) {
     if (!IsUrlOrDomain(rule->urls[i])) {
-      return c.Fail(mw + ".urls[" + std::to_string(i) + "]",
-                    "\"" + rule->urls[i] +
-                        "\" is neither an http(s) URL nor a domain "
-                        "like example.com");
+      return c.Fail(mw.Key("urls").At(i), "\"" + rule->urls[i] +
+                                              "\" is neither an http(s) URL nor a domain "
+                                              "like example.com");
     }
   }
   if (rule->patterns.empty() && rule->keywords.empty() && rule->similar.empty() &&
@@ -684,7 +719,7 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
 
   Value* review = c.Object(r, "review", where, true);
   if (review == nullptr) return false;
-  std::string rw = field("review");
+  const Path rw = where.Key("review");
   if (!c.OnlyKeys(*review, rw, {"url", "title", "publisher", "date"})) return false;
   Review& rv = rule->review;
   if (!c.String(*review, "url", rw, true, 2000, &rv.url) ||
@@ -696,17 +731,17 @@ bool ReadRule(Checker& c, Value& r, size_t index, const ParseLimits& limits, Rul
   // Only https links are ever followed: a javascript: or data: link must never
   // reach a page.
   if (!StartsWith(rv.url, "https://") || rv.url.size() <= 8) {
-    return c.Fail(rw + ".url", "must be an https:// URL");
+    return c.Fail(rw.Key("url"), "must be an https:// URL");
   }
   int64_t unused;
   if (!ParseRfc3339(rv.date, &unused)) {
-    return c.Fail(rw + ".date", "not an RFC 3339 date (e.g. 2025-03-01)");
+    return c.Fail(rw.Key("date"), "not an RFC 3339 date (e.g. 2025-03-01)");
   }
 
   Value* examples = c.Object(r, "examples", where, false);
   if (!c.ok()) return false;
   if (examples != nullptr) {
-    std::string ew = field("examples");
+    const Path ew = where.Key("examples");
     if (!c.OnlyKeys(*examples, ew, {"match", "no_match"})) return false;
     if (!c.StringArray(*examples, "match", ew, limits.max_string_bytes,
                        &rule->examples_match, true) ||
