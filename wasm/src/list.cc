@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -87,6 +88,7 @@ struct Value {
   Value* Find(std::string_view key);
 };
 struct Member {
+  explicit Member(std::string&& k) : key(std::move(k)) {}
   std::string key;
   Value value;
 };
@@ -109,28 +111,28 @@ class LimitedDomBuilder : public JsonHandler {
   LimitedDomBuilder(const ParseLimits& limits, Value* root, RuleSink on_rule = nullptr)
       : limits_(limits), root_(root), on_rule_(std::move(on_rule)) {}
 
-  bool Null() override { return Put(Value()); }
-  bool Boolean(bool /*value*/) override { return Put(Value(Value::Kind::kBool)); }
+  bool Null() override {
+    return Put(Value::Kind::kNull, [](Value&) {});
+  }
+  bool Boolean(bool /*value*/) override {
+    return Put(Value::Kind::kBool, [](Value&) {});
+  }
   bool Integer(int64_t v) override {
-    Value value(Value::Kind::kInteger);
-    value.integer = v;
-    return Put(std::move(value));
+    return Put(Value::Kind::kInteger, [v](Value& slot) { slot.integer = v; });
   }
   bool Unsigned(uint64_t v) override {
-    Value value(Value::Kind::kUnsigned);
-    value.natural = v;
-    return Put(std::move(value));
+    return Put(Value::Kind::kUnsigned, [v](Value& slot) { slot.natural = v; });
   }
-  bool Float(double /*value*/) override { return Put(Value(Value::Kind::kFloat)); }
+  bool Float(double /*value*/) override {
+    return Put(Value::Kind::kFloat, [](Value&) {});
+  }
   bool String(std::string& v) override {
     if (v.size() > limits_.max_string_bytes) {
       return Fail(ErrorKind::kLimit, "string of " + std::to_string(v.size()) +
                                          " bytes exceeds the limit of " +
                                          std::to_string(limits_.max_string_bytes));
     }
-    Value value(Value::Kind::kString);
-    value.string = std::move(v);
-    return Put(std::move(value));
+    return Put(Value::Kind::kString, [&v](Value& slot) { slot.string = std::move(v); });
   }
   bool StartObject() override { return Open(Value::Kind::kObject); }
   bool Key(std::string& k) override {
@@ -146,16 +148,17 @@ class LimitedDomBuilder : public JsonHandler {
     if (members.size() < kMembersSearched) {
       duplicate = top.value->Find(k) != nullptr;
     } else {
-      if (top.keys.empty()) {
-        for (const Member& m : members) top.keys.insert(m.key);
+      if (top.keys == nullptr) {
+        top.keys = std::make_unique<std::unordered_set<std::string>>();
+        for (const Member& m : members) top.keys->insert(m.key);
       }
-      duplicate = !top.keys.insert(k).second;
+      duplicate = !top.keys->insert(k).second;
     }
     if (duplicate) return Fail(ErrorKind::kFormat, "duplicate key \"" + k + "\"");
     // (Room for a rule's fields at once: growing 1, 2, 4, 8 cost an allocation and
     // a move of the members each time.)
     if (members.empty()) members.reserve(kMembersReserved);
-    members.push_back({std::move(k), Value()});
+    members.emplace_back(std::move(k));
     top.key = &members.back().key;
     return true;
   }
@@ -174,9 +177,11 @@ class LimitedDomBuilder : public JsonHandler {
   static constexpr size_t kMembersReserved = 9;  // a rule's fields, extensions aside
   struct Frame {
     Value* value;
-    const std::string* key;                // the pending member's key, objects only
-    size_t count;                          // elements so far, arrays only
-    std::unordered_set<std::string> keys;  // objects of kMembersSearched members or more
+    const std::string* key;  // the pending member's key, objects only
+    size_t count;            // elements so far, arrays only
+    // The keys of an object of kMembersSearched members or more (made then: a
+    // frame is pushed for every object and array).
+    std::unique_ptr<std::unordered_set<std::string>> keys;
   };
 
   bool Open(Value::Kind kind) {
@@ -185,7 +190,7 @@ class LimitedDomBuilder : public JsonHandler {
                                          std::to_string(limits_.max_depth) + " levels");
     }
     if (!Count()) return false;
-    stack_.push_back({Place(Value(kind)), nullptr, 0, {}});
+    stack_.push_back({Place(kind), nullptr, 0, nullptr});
     return true;
   }
 
@@ -195,9 +200,12 @@ class LimitedDomBuilder : public JsonHandler {
     return true;
   }
 
-  bool Put(Value&& v) {
+  // Places a value of `kind`, which `fill` completes (made in its place: a value
+  // made apart and moved in cost a construction, a move and a destruction).
+  template <typename Fill>
+  bool Put(Value::Kind kind, const Fill& fill) {
     if (!Count()) return false;
-    Place(std::move(v));
+    fill(*Place(kind));
     RuleDone();
     return status_.ok();
   }
@@ -225,17 +233,18 @@ class LimitedDomBuilder : public JsonHandler {
         "the list has more than " + std::to_string(limits_.max_values) + " JSON values");
   }
 
-  // Returns where `v` was stored: the root, the pending member of the innermost
-  // object, or the end of the innermost array.
-  Value* Place(Value&& v) {
+  // Returns a fresh value of `kind` where the next value goes: the root, the
+  // pending member of the innermost object (made empty by Key), or the end of the
+  // innermost array.
+  Value* Place(Value::Kind kind) {
     if (stack_.empty()) {
-      *root_ = std::move(v);
+      *root_ = Value(kind);
       return root_;
     }
     Frame& top = stack_.back();
     if (top.value->is_object()) {
       Value& slot = top.value->members.back().value;
-      slot = std::move(v);
+      slot.kind = kind;
       return &slot;
     }
     ++top.count;
@@ -244,8 +253,7 @@ class LimitedDomBuilder : public JsonHandler {
       Fail(ErrorKind::kLimit,
            "rules: more than " + std::to_string(limits_.max_rules) + " rules");
     }
-    top.value->items.push_back(std::move(v));
-    return &top.value->items.back();
+    return &top.value->items.emplace_back(kind);
   }
 
   bool Fail(ErrorKind kind, std::string message) {
