@@ -409,9 +409,11 @@ class Checker {
     const std::string* first_unknown = nullptr;
     for (const Member& m : obj.members) {
       const std::string& k = m.key;
-      if (k.rfind("x-", 0) == 0) continue;
-      bool known = std::any_of(allowed.begin(), allowed.end(),
-                               [&](std::string_view a) { return a == k; });
+      if (k.size() >= 2 && k[0] == 'x' && k[1] == '-') continue;
+      // (Length and first byte before the bytes: rfind and == each cost a call.)
+      bool known = std::any_of(allowed.begin(), allowed.end(), [&](std::string_view a) {
+        return a.size() == k.size() && !k.empty() && a[0] == k[0] && a == k;
+      });
       if (!known && (first_unknown == nullptr || k < *first_unknown)) first_unknown = &k;
     }
     if (first_unknown != nullptr) return Fail(where.Key(*first_unknown), "unknown field");
