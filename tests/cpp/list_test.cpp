@@ -242,6 +242,59 @@ TEST_CASE("list: syntax left to Compile is found later, and first when a rule fa
   }
 }
 
+TEST_CASE("list: each message names the place it is about as its JSON path", "[list]") {
+  // A place becomes text only when a message needs it (Path in list.cc): each
+  // kind of place, nested, indexed, before and after the rule's id is read.
+  const std::string long_id(200, 'a');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[5]", "rules[0]: must be an object"},
+      {R"([{"claim":"c"}])", "rules[0]: id: missing required field"},
+      {"[" + RuleJson(long_id, R"({"patterns":["x"]})") + "]",
+       "rules[0] (id \"" + long_id.substr(0, 128) + "\"): id: longer than 128 bytes"},
+      {"[" + RuleJson("ok", R"({"patterns":["x"]})") + "," +
+           RuleJson("r", R"({"patterns":["x"]})", "false", "low",
+                    R"(,"zeta":1,"beta":2)") +
+           "]",
+       "rules[1] (id \"r\"): beta: unknown field"},
+      {"[" +
+           RuleJson("r", R"({"patterns":["x"]})", "false", "low",
+                    R"(,"regions":["DE","FR","DE"])") +
+           "]",
+       "rules[0] (id \"r\"): regions[2]: \"DE\" is listed twice"},
+      {"[" +
+           RuleJson("r", R"({"patterns":["x"]})", "false", "low",
+                    R"(,"languages":["en","??"])") +
+           "]",
+       "rules[0] (id \"r\"): languages[1]: \"??\" is not a BCP 47 language tag"},
+      {"[" + RuleJson("r", R"({"keywords":[{"all":["a"]},{"any":["b","c","*"]}]})") + "]",
+       "rules[0] (id \"r\"): match.keywords[1].any[2]: a wildcard needs a prefix"},
+      {"[" + RuleJson("r", R"({"keywords":[{"all":["a"],"within":0}]})") + "]",
+       "rules[0] (id \"r\"): match.keywords[0].within: must be an integer from 1 to "
+       "1000"},
+      {"[" + RuleJson("r", R"({"urls":["example.com",7]})") + "]",
+       "rules[0] (id \"r\"): match.urls[1]: must be a string"},
+      {"[" + RuleJson("r", R"({"patterns":["x"],"other":1})") + "]",
+       "rules[0] (id \"r\"): match.other: unknown field"},
+      {"[" +
+           RuleJson("r", R"({"patterns":["x"]})", "false", "low",
+                    R"(,"examples":{"no_match":["ok",""]})") +
+           "]",
+       "rules[0] (id \"r\"): examples.no_match[1]: must not be empty"},
+  };
+  for (const auto& [rules, expected] : cases) {
+    INFO(rules);
+    CHECK(Parse(ListWithRules(rules)).message() == expected);
+  }
+  // The list's own places, and the document's.
+  std::string no_url = ListWithRules("[]");
+  no_url.replace(no_url.find(R"("url":"https://p.example/")"), 26, R"("url":5)");
+  CHECK(Parse(no_url).message() == "list.publisher.url: must be a string");
+  CHECK(Parse(R"({"format":"factlens/1","rules":[]})").message() ==
+        "list: missing required field");
+  CHECK(Parse(R"({"format":"factlens/1","extra":1})").message() ==
+        "extra: unknown field");
+}
+
 TEST_CASE("list: duplicate keys and duplicate rule ids are rejected", "[list]") {
   Status s = Parse(R"({"format":"factlens/1","format":"factlens/1"})");
   CHECK(s.kind() == ErrorKind::kFormat);
