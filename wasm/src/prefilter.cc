@@ -754,21 +754,22 @@ void Prefilter::Build(uint32_t item_count) {
   }
   if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
   atom_count_ = static_cast<uint32_t>(atoms.size());
+  // The pending atoms are read: freed before the tries are built, which are the
+  // load's peak (the atoms' text stays, the tries' atoms point into it).
+  std::vector<Pending>().swap(pending_);
   std::vector<uint8_t>().swap(item_groups_);
   tails_.clear();
+  // (Each trie reads its part of the atoms in place: copies of them were more of
+  // the load's peak.)
   auto part = [&](size_t begin, size_t end, std::vector<uint32_t>* nodes) {
-    const std::vector<std::string_view> some(atoms.begin() + begin, atoms.begin() + end);
-    const std::vector<uint32_t> keys(atom_item_begin.begin() + begin,
-                                     atom_item_begin.begin() + end);
-    return BuildTrie(some, keys, nodes == &nodes_, nodes);
+    return BuildTrie(atoms.data() + begin, atom_item_begin.data() + begin, end - begin,
+                     nodes == &nodes_, nodes);
   };
   state_count_ = part(0, word_begin, &nodes_);
   word_state_count_ = part(word_begin, atoms.size(), &word_nodes_);
   FillRootRow();
   SetDenseStates(SIZE_MAX);
   tails_.shrink_to_fit();
-  pending_.clear();
-  pending_.shrink_to_fit();
   pending_text_.clear();
   pending_text_.shrink_to_fit();
 }
@@ -783,9 +784,9 @@ namespace {
 constexpr size_t kMinCut = 6;
 }  // namespace
 
-uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
-                              const std::vector<uint32_t>& atom_item_begin, bool links,
-                              std::vector<uint32_t>* out) {
+uint32_t Prefilter::BuildTrie(const std::string_view* atoms,
+                              const uint32_t* atom_item_begin, size_t atom_count,
+                              bool links, std::vector<uint32_t>* out) {
   // Each atom's cut: one byte past its longest common prefix with its sorted
   // neighbours (which are the atoms sharing most of it), and kMinCut bytes at
   // least. Cut atoms are distinct, and no cut atom is a proper prefix of another
@@ -795,11 +796,11 @@ uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
     while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
     return n;
   };
-  std::vector<uint32_t> cut(atoms.size());
+  std::vector<uint32_t> cut(atom_count);
   {
     size_t before = 0;
-    for (size_t a = 0; a < atoms.size(); ++a) {
-      const size_t after = a + 1 < atoms.size() ? common(atoms[a], atoms[a + 1]) : 0;
+    for (size_t a = 0; a < atom_count; ++a) {
+      const size_t after = a + 1 < atom_count ? common(atoms[a], atoms[a + 1]) : 0;
       cut[a] = static_cast<uint32_t>(
           std::min(atoms[a].size(), std::max({before + 1, after + 1, kMinCut})));
       before = after;
@@ -818,7 +819,7 @@ uint32_t Prefilter::BuildTrie(const std::vector<std::string_view>& atoms,
   std::vector<uint32_t> term(1, kNone), depth(1, 0);
   std::vector<uint32_t> path;  // node at each depth along the previous cut atom
   std::string_view prev;
-  for (uint32_t a = 0; a < atoms.size(); ++a) {
+  for (uint32_t a = 0; a < atom_count; ++a) {
     std::string_view s = atoms[a].substr(0, cut[a]);
     const size_t shared = common(s, prev);
     path.resize(shared + 1);

@@ -161,12 +161,11 @@ class Prefilter {
   uint32_t ValidateTrie(const std::vector<uint32_t>& nodes,
                         const std::vector<uint64_t>& atom_starts) const;
   void FillRootRow();
-  // Build's making of one trie from `atoms` (sorted, distinct) whose first keys
-  // are `atom_item_begin`, into *nodes, with failure and dictionary links if
-  // `links`; appends tails to tails_. Returns its state count.
-  uint32_t BuildTrie(const std::vector<std::string_view>& atoms,
-                     const std::vector<uint32_t>& atom_item_begin, bool links,
-                     std::vector<uint32_t>* nodes);
+  // Build's making of one trie from the `atom_count` `atoms` (sorted, distinct)
+  // whose first keys are `atom_item_begin`, into *nodes, with failure and
+  // dictionary links if `links`; appends tails to tails_. Returns its state count.
+  uint32_t BuildTrie(const std::string_view* atoms, const uint32_t* atom_item_begin,
+                     size_t atom_count, bool links, std::vector<uint32_t>* nodes);
 
   // Build-time input: (atom, item * kMaxGroups + group), the atoms' bytes in one
   // string: Build sorts small records, not strings.
