@@ -80,6 +80,25 @@ function sizeOfModule() {
     gzip: gzipSync(wasm, { level: 9 }).length + gzipSync(glue, { level: 9 }).length };
 }
 
+// What first writes to fresh memory cost on this machine, in ms a MB: a fresh
+// module's load and restore pay it for every MB of wasm memory they touch, and it
+// differs widely between machines (4.6 ms a MB on these VMs, where a load's own
+// work is a few ms a MB). Fills a fresh 32 MB WebAssembly.Memory twice, three times
+// over: the median of the first fills and of the second.
+function freshMemoryCost() {
+  const mb = 32, first = [], again = [];
+  for (let k = 0; k < 3; k++) {
+    const bytes = new Uint8Array(new WebAssembly.Memory({ initial: mb * 16 }).buffer);
+    let t = performance.now();
+    bytes.fill(1);
+    first.push((performance.now() - t) / mb);
+    t = performance.now();
+    bytes.fill(2);
+    again.push((performance.now() - t) / mb);
+  }
+  return { first: median(first), again: median(again) };
+}
+
 // Runs one phase of the wasm measurement in a worker thread and returns its result.
 function inWorker(data) {
   return new Promise((resolve, reject) => {
@@ -180,6 +199,10 @@ async function main() {
     console.log(`factlens bench (seed ${SEED}; Node ${process.version}; wasm module ` +
       `${fmt(mod.wasm / 1024, 0)} KB + JS glue ${fmt(mod.glue / 1024, 0)} KB raw, ` +
       `${fmt(mod.gzip / 1024, 0)} KB gzip together)`);
+    const touch = freshMemoryCost();
+    console.log(`fresh memory: first writes ${fmt(touch.first, 2)} ms a MB, later writes ` +
+      `${fmt(touch.again, 2)} ms a MB (a fresh module's loads pay the first for each MB ` +
+      'of wasm memory they touch)');
     for (const size of SIZES) {
       const w = generateWorkload({ seed: SEED, ruleCount: size });
       const bytes = w.posts.reduce((n, p) => n + Buffer.byteLength(p), 0);
