@@ -754,8 +754,8 @@ void Prefilter::Build(uint32_t item_count) {
   }
   if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
   atom_count_ = static_cast<uint32_t>(atoms.size());
-  // The pending atoms are read: freed before the tries are built, which are the
-  // load's peak (the atoms' text stays, the tries' atoms point into it).
+  // The pending atoms are read: freed before the tries are built, where a load of
+  // the bench's 10k rules peaks (their text stays: the atoms point into it).
   std::vector<Pending>().swap(pending_);
   std::vector<uint8_t>().swap(item_groups_);
   tails_.clear();
