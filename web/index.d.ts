@@ -162,8 +162,16 @@ export interface Engine {
    * again. Only pass bytes from your own storage. lastVersion (rollback) and
    * allowUnsigned apply as to loadList; damaged or other-version bytes throw
    * FactlensError with kind 'format'.
+   *
+   * With `transfer: true` the engine takes `bytes`' buffer (it is detached from
+   * the caller, even if the load fails; it must be the whole of its own,
+   * unshared ArrayBuffer) and keeps the list's rule records there, reading each
+   * into wasm memory when its rule is first needed: a restore writes less wasm
+   * memory (21 MB less at 100k rules) and is faster. The records stay in
+   * JavaScript memory as long as the list is loaded (with
+   * ArrayBuffer.prototype.transfer, only the form's bytes up to them).
    */
-  loadCompiled(bytes: Uint8Array, options?: LoadOptions): ListInfo;
+  loadCompiled(bytes: Uint8Array, options?: LoadOptions & { transfer?: boolean }): ListInfo;
   /** Bytes the engine has allocated, and the wasm memory's size (its peak). */
   memoryStats(): { heapBytes: number; memoryBytes: number };
   unloadList(listId: string): void;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1084,6 +1085,84 @@ TEST_CASE_METHOD(ExportedBenchLike,
   size_t section_bytes = 0;
   for (const auto& r : sections) section_bytes += r.second;
   CHECK(section_bytes == blob.size() - 12 - 8 * 8 - 8);
+}
+
+// The wasm binding's restore with `transfer`: the form stays in a JavaScript buffer
+// the engine keeps, and the list reads each rule's record from there on first need
+// instead of copying the records into its own memory.
+TEST_CASE_METHOD(ExportedBenchLike,
+                 "engine: a list that keeps its reader reads its rule records through it",
+                 "[prefilter]") {
+  PartReader reader{blob};  // outlives `restored`, which keeps a reader calling it
+  bool failing = false;
+  Engine restored;
+  LoadedListInfo restored_info;
+  Status s = restored.LoadCompiled(
+      blob.size(),
+      [&](size_t offset, size_t size) {
+        return failing ? std::string_view() : reader(offset, size);
+      },
+      options, &restored_info, /*keep_reader=*/true);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const CompiledList* list = restored.Compiled(info.info.id);
+  REQUIRE(list != nullptr);
+  // The records lie in the form's first bytes (after LOAD), the rest not needed.
+  const size_t kept_end = list->kept_form_end();
+  CHECK(kept_end > 12);
+  CHECK(kept_end < blob.size() / 2 + blob.size() / 4);
+  const size_t load_reads = reader.reads.size();
+  std::mt19937 rng(31);
+  int matched = 0;
+  for (int p = 0; p < 200; ++p) {
+    std::string post = RandomPost(rng);
+    if (p % 10 == 0) post += " https://fake.example/a";
+    const Verdict verdict = restored.Check(post, {});
+    matched += !verdict.matches.empty();
+    REQUIRE(VerdictToJson(engine.Check(post, {}), post) == VerdictToJson(verdict, post));
+  }
+  CHECK(matched > 20);
+  // A record read after the load is one rule's, in the records' bytes, read once.
+  REQUIRE(reader.reads.size() > load_reads);
+  std::set<std::pair<size_t, size_t>> records;
+  for (size_t i = load_reads; i < reader.reads.size(); ++i) {
+    const auto& [offset, size] = reader.reads[i];
+    CHECK(offset + size <= kept_end);
+    CHECK(records.insert(reader.reads[i]).second);
+  }
+  // Searches read the ids through it too (withheld), and every claim (the index of
+  // all claims, built on the first search).
+  auto ranked = [](const std::vector<SearchResult>& results) {
+    std::string out;
+    for (const SearchResult& r : results)
+      out += r.rule->id + "=" + std::to_string(r.score) + " ";
+    return out;
+  };
+  for (int p = 0; p < 20; ++p) {
+    const std::string post = RandomPost(rng);
+    const std::vector<SearchResult> top = engine.Search(post, 3);
+    std::vector<std::string> withheld;
+    for (const SearchResult& r : top) withheld.push_back(r.rule->id);
+    REQUIRE(ranked(engine.Search(post, 10, withheld)) ==
+            ranked(restored.Search(post, 10, withheld)));
+  }
+  std::string again;
+  REQUIRE(restored.ExportCompiled(info.info.id, &again).ok());
+  CHECK(again == blob);
+  // A reader that fails (its buffer gone): rules not yet read come back empty,
+  // nothing crashes, and the export says what is wrong instead of writing a
+  // form without its records.
+  failing = true;
+  for (uint32_t r = 0; r < list->rule_count(); ++r) {
+    CHECK(list->rule_id(r).empty());
+  }
+  s = restored.ExportCompiled(info.info.id, &again);
+  CHECK(s.kind() == ErrorKind::kFormat);
+  CHECK_THAT(s.message(), Catch::Matchers::Contains("rule records could not be read"));
+  CHECK(again.empty());
+  failing = false;
+  CHECK(restored.ExportCompiled(info.info.id, &again).ok());
+  CHECK(again == blob);
 }
 
 TEST_CASE_METHOD(ExportedBenchLike,

@@ -37,6 +37,9 @@ test('compiled form: a restored list gives identical verdicts', async () => {
   const restored = await createEngine();
   assert.deepEqual(restored.loadCompiled(bytes, { allowUnsigned: true }), info);
   for (const post of w.posts) assert.deepEqual(restored.check(post), engine.check(post));
+  // The same bytes again from the restored list (its URL tables are written in
+  // key order, not in the order a hash table filled another way keeps them).
+  assert.deepEqual(restored.exportCompiled(info.id), bytes);
   assert.throws(() => restored.loadCompiled(bytes, { allowUnsigned: true, lastVersion: 2 }),
     (e) => e instanceof FactlensError && e.kind === 'rollback');
   engine.dispose();
@@ -105,6 +108,69 @@ test('compiled form: a restore holds neither the form nor a section whole in was
   assert.ok(stats.heapReserved - stats.bytesInUse < largest,
     `heap ${stats.heapReserved} B (wasm memory ${stats.heapSize} B), in use ` +
     `${stats.bytesInUse} B, largest section ${largest} B of a ${bytes.length} B form`);
+});
+
+// With `transfer`, the engine takes the form's buffer and leaves the rule records
+// in it, reading a rule's record into wasm memory when the rule is first needed:
+// the heap after a restore holds neither the form nor the records.
+test('compiled form: with transfer, the rule records stay in the bytes the engine took', async () => {
+  const w = workload30k();
+  const engine = await createEngine();
+  const bytes = engine.exportCompiled(engine.loadList(w.listText, { allowUnsigned: true }).id);
+  engine.dispose();
+  const body = (transfer) => `engine.loadCompiled(data, { allowUnsigned: true, transfer: ${transfer} });
+    const stats = engine.memoryStats();
+    return { stats, left: data.length };`;
+  const copied = await inFreshModule(body(false), bytes);
+  const kept = await inFreshModule(body(true), bytes);
+  const records = sectionSizes(bytes).RULE;
+  assert.equal(copied.left, bytes.length);
+  assert.equal(kept.left, 0, 'the worker\'s bytes were taken');
+  assert.ok(kept.stats.bytesInUse < copied.stats.bytesInUse - 0.9 * records,
+    `heap in use ${kept.stats.bytesInUse} B with transfer, ${copied.stats.bytesInUse} B ` +
+    `without, for ${records} B of records`);
+  assert.ok(kept.stats.heapReserved - kept.stats.bytesInUse < records / 4);
+});
+
+test('compiled form: a list restored with transfer gives identical verdicts, searches and export', async () => {
+  const w = generateWorkload({ seed: SEED, ruleCount: 1000, postCount: 500 });
+  const engine = await createEngine();
+  const info = engine.loadList(w.listText, { allowUnsigned: true });
+  const bytes = engine.exportCompiled(info.id);
+  const restored = await createEngine();
+  const taken = bytes.slice();
+  assert.deepEqual(restored.loadCompiled(taken, { allowUnsigned: true, transfer: true }), info);
+  assert.equal(taken.length, 0, 'the caller\'s bytes are detached');
+  let matched = 0;
+  for (const post of w.posts) {
+    const verdict = restored.check(post);
+    assert.deepEqual(verdict, engine.check(post));
+    if (verdict.matches.length) matched++;
+  }
+  assert.ok(matched > 20, `${matched} posts matched`);
+  for (const post of w.posts.slice(0, 20)) assert.deepEqual(restored.search(post, 5), engine.search(post, 5));
+  assert.deepEqual(restored.exportCompiled(info.id), bytes);
+  // Only a whole, unshared buffer can be taken; the caller keeps anything else.
+  const larger = new Uint8Array(bytes.length + 16);
+  larger.set(bytes);
+  for (const view of [larger.subarray(0, bytes.length),
+    new Uint8Array(new SharedArrayBuffer(bytes.length))]) {
+    assert.throws(() => restored.loadCompiled(view, { allowUnsigned: true, transfer: true }),
+      (e) => e instanceof FactlensError && e.kind === 'argument' && /whole of its own/.test(e.message));
+    assert.equal(view.length, bytes.length);
+  }
+  // Damaged bytes are refused as without transfer (and are taken all the same).
+  const flipped = bytes.slice();
+  flipped[Math.floor(bytes.length / 2)] ^= 0x40;
+  assert.throws(() => restored.loadCompiled(flipped, { allowUnsigned: true, transfer: true }),
+    (e) => e instanceof FactlensError && e.kind === 'format' && /checksum/.test(e.message));
+  assert.equal(flipped.length, 0);
+  // Unloading the list lets go of its bytes; the engine goes on without them.
+  restored.unloadList(info.id);
+  assert.deepEqual(restored.lists(), []);
+  assert.deepEqual(restored.check(w.posts[0]).matches, []);
+  engine.dispose();
+  restored.dispose();
 });
 
 // A load from text compiles each rule as it is read, so the rules are never all

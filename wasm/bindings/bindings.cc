@@ -27,6 +27,46 @@ namespace {
 
 using nlohmann::json;
 
+// A CompiledFormReader over a compiled form in JavaScript, for LoadCompiledFrom:
+// `read(offset, view)` fills `view` and returns true, or returns false. Copies
+// share one buffer (a list keeps a copy: CompiledList::Import's kept reader).
+class JsFormReader {
+ public:
+  explicit JsFormReader(emscripten::val read) : state_(std::make_shared<State>()) {
+    state_->read = std::move(read);
+  }
+  std::string_view operator()(size_t offset, size_t size) const {
+    if (size == 0) return std::string_view("", 0);
+    State& st = *state_;
+    // A form's parts (the checksum's, an import's windows) are freed before the
+    // next is made, so that only one is ever in wasm memory and none stays while
+    // the list is built; a kept list's records, small, reuse the one buffer.
+    if (size > st.capacity || size > kReuseUpTo) {
+      st.part.reset();
+      st.part.reset(new char[size]);  // not a std::string: no zero-fill of what JS writes
+      st.capacity = size;
+    }
+    const bool ok = st.read(static_cast<double>(offset),
+                            emscripten::val(emscripten::typed_memory_view(
+                                size, reinterpret_cast<unsigned char*>(st.part.get()))))
+                        .as<bool>();
+    return ok ? std::string_view(st.part.get(), size) : std::string_view();
+  }
+  void FreePart() const {
+    state_->part.reset();
+    state_->capacity = 0;
+  }
+
+ private:
+  static constexpr size_t kReuseUpTo = 4096;
+  struct State {
+    emscripten::val read = emscripten::val::undefined();
+    std::unique_ptr<char[]> part;
+    size_t capacity = 0;
+  };
+  std::shared_ptr<State> state_;
+};
+
 std::string StatusJson(const Status& s) {
   json j = {{"ok", s.ok()}};
   if (!s.ok()) {
@@ -98,32 +138,31 @@ class EngineBinding {
   }
 
   // LoadCompiled on a compiled form of `size` bytes that stays in JavaScript:
-  // `read(offset, view)` fills `view`, a fresh buffer in wasm memory, with the
-  // form's bytes from `offset` (at once: the view dies when memory grows). Only
-  // the part being read is in wasm memory, each freed before the next is made, so
-  // restoring a large list does not raise wasm memory's peak (which stays) by the
-  // size of its form.
+  // `read(offset, view)` fills `view`, a buffer in wasm memory, with the form's
+  // bytes from `offset` (at once: the view dies when memory grows) and returns
+  // true, or false if it could not (it never throws: a JavaScript exception
+  // would unwind through C++ frames without their destructors). Only the part
+  // being read is in wasm memory, so restoring a large list does not raise wasm
+  // memory's peak (which stays) by the size of its form.
+  //
+  // With `keep`, `read` reads the same bytes for as long as the list stays
+  // loaded (the wrapper has taken the caller's buffer), and the list keeps it:
+  // its rule records stay in JavaScript, read one at a time when a rule is
+  // needed. The result then gives `keptBytes`: the form's first bytes that
+  // `read` may still be asked for (the records are near its start).
   std::string LoadCompiledFrom(size_t size, emscripten::val read,
-                               const std::string& options_json) {
+                               const std::string& options_json, bool keep) {
     LoadOptions options;
     Status s = ReadLoadOptions(options_json, &options);
     if (!s.ok()) return StatusJson(s);
-    std::unique_ptr<char[]> part;  // not a std::string: no zero-fill of what JS writes
+    JsFormReader reader(std::move(read));
     LoadedListInfo info;
-    s = engine_.LoadCompiled(
-        size,
-        [&](size_t offset, size_t part_size) {
-          part.reset();
-          part.reset(new char[part_size > 0 ? part_size : 1]);
-          read(static_cast<double>(offset),
-               emscripten::val(emscripten::typed_memory_view(
-                   part_size, reinterpret_cast<unsigned char*>(part.get()))));
-          return std::string_view(part.get(), part_size);
-        },
-        options, &info);
+    s = engine_.LoadCompiled(size, reader, options, &info, keep);
+    reader.FreePart();  // a 1 MB part of the checksum's would stay with the list
     if (!s.ok()) return StatusJson(s);
-    return json({{"ok", true}, {"info", InfoJson(info)}})
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    json result = {{"ok", true}, {"info", InfoJson(info)}};
+    if (keep) result["keptBytes"] = engine_.Compiled(info.info.id)->kept_form_end();
+    return result.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
   // Returns a view of a buffer of `size` bytes in wasm memory, for the next

@@ -240,7 +240,7 @@ Status Engine::ExportCompiled(std::string_view list_id,
     ByteWriter counter = ByteWriter::Counter();
     section.write(&counter);
     sizes.push_back(counter.size());
-    body += 8 + counter.size() + section.held.size();
+    body += 8 + counter.size() + section.held_size;
   }
   Checksum64Stream sum(body);
   auto put = [&](std::string_view part) {
@@ -257,7 +257,7 @@ Status Engine::ExportCompiled(std::string_view list_id,
   for (size_t i = 0; i < sections.size(); ++i) {
     ByteWriter head;
     head.U32(sections[i].tag);
-    head.U32(static_cast<uint32_t>(sizes[i] + sections[i].held.size()));
+    head.U32(static_cast<uint32_t>(sizes[i] + sections[i].held_size));
     put(head.bytes());
     // Written a part at a time (kReadPart bytes, or a large array as it is), each
     // handed out before the next is written: a section is never whole here.
@@ -265,7 +265,11 @@ Status Engine::ExportCompiled(std::string_view list_id,
     w.Reserve(sizes[i]);
     sections[i].write(&w);
     w.Flush();
-    if (!sections[i].held.empty()) put(sections[i].held);
+    if (sections[i].held_size > 0 && !sections[i].put_held(put)) {
+      return Status(ErrorKind::kFormat,
+                    "the list's rule records could not be read from the compiled form "
+                    "it was restored from (its bytes are no longer there)");
+    }
   }
   ByteWriter trailer;
   trailer.U64(sum.Finish());
@@ -289,7 +293,8 @@ Status Engine::LoadCompiled(std::string_view bytes, const LoadOptions& options,
 }
 
 Status Engine::LoadCompiled(size_t form_size, const CompiledFormReader& read,
-                            const LoadOptions& options, LoadedListInfo* info) {
+                            const LoadOptions& options, LoadedListInfo* info,
+                            bool keep_reader) {
   auto bad = [](const std::string& why) {
     return Status(ErrorKind::kFormat, "compiled list: " + why);
   };
@@ -352,7 +357,8 @@ Status Engine::LoadCompiled(size_t form_size, const CompiledFormReader& read,
   compile_options.use_prefilter = options.use_prefilter;
   compile_options.use_case_sensitive = options.use_case_sensitive;
   compile_options.similar = options.similar;
-  Status s = CompiledList::Import(sections, read, compile_options, &loaded->compiled);
+  Status s = CompiledList::Import(sections, read, compile_options, &loaded->compiled,
+                                  keep_reader);
   if (!s.ok()) return s;
   const ListInfo& list_info = loaded->compiled->info();
   if (loaded->compiled->rule_count() != rule_count) {

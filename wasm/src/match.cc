@@ -1517,12 +1517,21 @@ bool ReadTerms(ByteReader* r, CompiledList::Matchers* m, TermRun* run) {
   return true;
 }
 
+// Writes `index` in the order of its keys: a hash table's own order depends on
+// how it was filled (a restore reserves for all its keys at once, a load grows it
+// key by key), and the same list should always give the same bytes.
 void WriteIndex(ByteWriter* w,
                 const std::unordered_map<std::string, std::vector<uint32_t>>& index) {
-  w->U32(static_cast<uint32_t>(index.size()));
-  for (const auto& [key, rules] : index) {
-    w->Str(key);
-    w->Vec(rules);
+  using Entry = std::unordered_map<std::string, std::vector<uint32_t>>::value_type;
+  std::vector<const Entry*> entries;
+  entries.reserve(index.size());
+  for (const Entry& entry : index) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry* a, const Entry* b) { return a->first < b->first; });
+  w->U32(static_cast<uint32_t>(entries.size()));
+  for (const Entry* entry : entries) {
+    w->Str(entry->first);
+    w->Vec(entry->second);
   }
 }
 
@@ -1564,7 +1573,22 @@ std::vector<CompiledSectionWriter> CompiledList::ExportSections() const {
                    w->U32(static_cast<uint32_t>(rule_count()));
                    w->Strs(shared_strings_);
                  },
-                 rule_records_});
+                 rule_records_.size() + kept_records_size(),
+                 [this](const std::function<void(std::string_view)>& put) {
+                   if (!kept_reader_) {
+                     put(rule_records_);
+                     return true;
+                   }
+                   // A part at a time through the kept reader, as Import read them.
+                   const size_t size = kept_records_size();
+                   for (size_t at = 0; at < size; at += kImportWindow) {
+                     const size_t n = std::min(kImportWindow, size - at);
+                     const std::string_view part = kept_reader_(kept_records_at_ + at, n);
+                     if (part.size() != n) return false;
+                     put(part);
+                   }
+                   return true;
+                 }});
   out.push_back({SectionTag("PATT"), [&m](ByteWriter* w) {
                    w->U32(static_cast<uint32_t>(m.patterns.size()));
                    for (const CompiledPattern& p : m.patterns) {
@@ -1601,7 +1625,7 @@ std::vector<CompiledSectionWriter> CompiledList::ExportSections() const {
 
 Status CompiledList::Import(const CompiledSectionSpans& sections,
                             const CompiledFormReader& read, const CompileOptions& options,
-                            std::unique_ptr<CompiledList>* out) {
+                            std::unique_ptr<CompiledList>* out, bool keep_reader) {
   std::unique_ptr<CompiledList> compiled(new CompiledList());
   Matchers& m = *compiled->matchers_;
   m.use_prefilter = options.use_prefilter;
@@ -1636,16 +1660,25 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (!r.ok() || !r.at_end()) return bad("LIST", "malformed");
   }
   {
-    // The records are kept as they are, read straight into their place, then
-    // checked there.
+    // The records are kept as they are: read straight into their place, then
+    // checked there, or, with a kept reader, checked where they are and left there.
     ByteReader in = section("RULE");
     const uint32_t n = in.U32();
     if (!in.ok() || n > in.remaining()) return bad("RULE", "bad rule count");
     if (!in.Strs(&compiled->shared_strings_)) return bad("RULE", "malformed");
     std::string& records = compiled->rule_records_;
-    records.reserve(in.remaining());
-    if (!in.AppendTo(&records, in.remaining())) return bad("RULE", "truncated");
-    ByteReader r(records);
+    ByteReader copied{std::string_view()};
+    size_t records_start = 0;  // where the records start in the reader's count
+    if (keep_reader) {
+      records_start = in.pos();
+      compiled->kept_reader_ = read;
+      compiled->kept_records_at_ = sections.at(SectionTag("RULE")).offset + records_start;
+    } else {
+      records.reserve(in.remaining());
+      if (!in.AppendTo(&records, in.remaining())) return bad("RULE", "truncated");
+      copied = ByteReader(records);
+    }
+    ByteReader& r = keep_reader ? in : copied;
     std::vector<uint32_t>& offsets = compiled->rule_offsets_;
     offsets.reserve(n + 1);
     m.rule_has_similar.reserve(n);
@@ -1653,7 +1686,7 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
       bool has_similar = false;
       if (!DecodeRecord(&r, compiled->shared_strings_, nullptr, &has_similar))
         return bad("RULE", "malformed");
-      offsets.push_back(static_cast<uint32_t>(r.pos()));
+      offsets.push_back(static_cast<uint32_t>(r.pos() - records_start));
       m.rule_has_similar.push_back(has_similar);
     }
     if (!r.at_end()) return bad("RULE", "trailing bytes");
@@ -1935,14 +1968,28 @@ std::vector<SimilarHit> CompiledList::Search(
   return true;
 }
 
+std::string_view CompiledList::RuleRecord(uint32_t index) const {
+  const size_t at = rule_offsets_[index], size = rule_offsets_[index + 1] - at;
+  if (!kept_reader_) return std::string_view(rule_records_).substr(at, size);
+  const std::string_view record = kept_reader_(kept_records_at_ + at, size);
+  return record.size() == size ? record : std::string_view();
+}
+
+size_t CompiledList::kept_records_size() const {
+  return kept_reader_ ? rule_offsets_.back() : 0;
+}
+
+size_t CompiledList::kept_form_end() const {
+  return kept_reader_ ? kept_records_at_ + kept_records_size() : 0;
+}
+
 void CompiledList::DecodeRule(uint32_t index, Rule* out) const {
   *out = Rule();
-  ByteReader r(
-      std::string_view(rule_records_)
-          .substr(rule_offsets_[index], rule_offsets_[index + 1] - rule_offsets_[index]));
+  ByteReader r(RuleRecord(index));
   bool has_similar = false;
-  DecodeRecord(&r, shared_strings_, out,
-               &has_similar);  // checked when written or imported
+  // Checked when written or imported. A kept reader that fails (its JavaScript
+  // buffer gone) gives an empty record, and the rule stays empty: never a crash.
+  if (!DecodeRecord(&r, shared_strings_, out, &has_similar)) *out = Rule();
 }
 
 const Rule& CompiledList::rule(uint32_t index) const {
@@ -1956,7 +2003,7 @@ const Rule& CompiledList::rule(uint32_t index) const {
 }
 
 std::string_view CompiledList::rule_id(uint32_t index) const {
-  ByteReader r(std::string_view(rule_records_).substr(rule_offsets_[index]));
+  ByteReader r(RuleRecord(index));
   std::string_view id;
   const uint32_t n = r.Var32();
   if (!r.ok() || !r.View(n, &id)) return {};  // checked when written or imported

@@ -135,9 +135,12 @@ class Engine {
   // CompiledList::kImportWindow bytes), so that the form is never whole in this
   // memory, nor any one section: the WebAssembly binding reads from a
   // JavaScript Uint8Array, and a 100k-rule form (54 MB) no longer adds to the
-  // peak of wasm memory, which never shrinks.
+  // peak of wasm memory, which never shrinks. With `keep_reader`, `read` stays
+  // valid as long as the list and the list keeps it: its rule records are read
+  // through it on first need, not copied (CompiledList::Import).
   Status LoadCompiled(size_t form_size, const CompiledFormReader& read,
-                      const LoadOptions& options, LoadedListInfo* info);
+                      const LoadOptions& options, LoadedListInfo* info,
+                      bool keep_reader = false);
   static constexpr size_t kReadPart = size_t{1} << 20;
 
   // Returns the compiled list `list_id`, or nullptr (benchmarks, diagnostics).

@@ -59,9 +59,13 @@ struct CompileOptions {
 struct CompiledSectionWriter {
   uint32_t tag;
   std::function<void(ByteWriter*)> write;
-  // Bytes the list holds as the section has them, after what `write` writes:
-  // given as they are, not copied (the rule records: 24 MB at 100k rules).
-  std::string_view held = {};
+  // Bytes the list holds as the section has them, after what `write` writes,
+  // handed out as they are, a part at a time, not copied into one string (the
+  // rule records: 21 MB at 100k rules): `held_size` bytes, which `put_held` gives
+  // to its argument in order. False if they could not all be read (a kept
+  // reader that failed: Import).
+  size_t held_size = 0;
+  std::function<bool(const std::function<void(std::string_view)>&)> put_held = {};
 };
 // Reads `size` bytes at `offset` of a compiled form being imported. The view is
 // valid until the next call: a reader over bytes held elsewhere (a JavaScript
@@ -136,10 +140,21 @@ class CompiledList {
   // of kImportWindow bytes (or one pattern's size, if larger), so that the only
   // memory written beyond what the list keeps is one window. Returns kFormat if a
   // section is missing or malformed (every count and index is checked).
+  //
+  // With `keep_reader`, `read` stays valid as long as the list and reads the same
+  // bytes (the WebAssembly binding's reads from a JavaScript buffer the engine
+  // was given to keep): the rule records are checked where they are, not copied,
+  // and the list keeps `read` to bring in a rule's record on first need. A
+  // restore then writes no memory for them (21 MB at 100k rules, each MB a
+  // first write that costs about 4.6 ms in a fresh wasm module on these VMs).
   static constexpr size_t kImportWindow = size_t{1} << 18;
   static Status Import(const CompiledSectionSpans& sections,
                        const CompiledFormReader& read, const CompileOptions& options,
-                       std::unique_ptr<CompiledList>* out);
+                       std::unique_ptr<CompiledList>* out, bool keep_reader = false);
+  // With a kept reader, where in the form the list's rule records end: the
+  // bytes it may still read (the form's first bytes up to there; 0 for a list
+  // that holds its records).
+  size_t kept_form_end() const;
 
   // Returns counts for benchmarks and diagnostics.
   struct Stats {
@@ -171,7 +186,8 @@ class CompiledList {
   // decoded on first need; the reference stays valid as long as the list. Not
   // thread-safe (like Match): it fills a cache.
   const Rule& rule(uint32_t index) const;
-  // Returns the id of rule `index` without decoding the rest of it.
+  // Returns the id of rule `index` without decoding the rest of it. With a kept
+  // reader (Import), the view is valid until the next call of rule_id or rule.
   std::string_view rule_id(uint32_t index) const;
 
   struct Matchers;  // opaque: the matchers and their prefilter (match.cc)
@@ -184,6 +200,11 @@ class CompiledList {
   bool AddRule(const Rule& rule, size_t size, SharedStringIds* shared);
   // Decodes rule `index` into *out.
   void DecodeRule(uint32_t index, Rule* out) const;
+  // Returns rule `index`'s record, from rule_records_ or through the kept reader
+  // (then valid until its next call; empty if the reader failed).
+  std::string_view RuleRecord(uint32_t index) const;
+  // The size of the records a kept reader reads (0 without one).
+  size_t kept_records_size() const;
 
   ListInfo info_;
   // The rules as records (the RULE section's; match.cc): a 100k-rule list's Rule
@@ -191,6 +212,10 @@ class CompiledList {
   // memory, and importing them would allocate a million times.
   std::string rule_records_;
   std::vector<uint32_t> rule_offsets_{0};  // rule i: [rule_offsets_[i], [i + 1])
+  // A restored list's reader of its form, when Import kept it: the records are
+  // then not in rule_records_ but at kept_records_at_ in the form.
+  CompiledFormReader kept_reader_;
+  size_t kept_records_at_ = 0;
   // The strings the records share (review publishers, dates and URL origins), once
   // each; a record names them by index (match.cc).
   std::vector<std::string> shared_strings_;
