@@ -99,6 +99,17 @@ function freshMemoryCost() {
   return { first: median(first), again: median(again) };
 }
 
+// The size of section `tag` of a compiled form (its layout: wasm/README.md).
+function sectionSize(form, tag) {
+  const view = new DataView(form.buffer, form.byteOffset, form.byteLength);
+  for (let i = 0, at = 12; i < view.getUint32(8, true); i++) {
+    const size = view.getUint32(at + 4, true);
+    if (String.fromCharCode(...form.subarray(at, at + 4)) === tag) return size;
+    at += 8 + size;
+  }
+  return 0;
+}
+
 // Runs one phase of the wasm measurement in a worker thread and returns its result.
 function inWorker(data) {
   return new Promise((resolve, reject) => {
@@ -111,7 +122,8 @@ function inWorker(data) {
 // The phases, inside a worker: load from text (then, with `exportBlob`, export the
 // compiled form), load from the compiled form ('restore'), or load from the compiled
 // form and check every post (and, with `batched`, check them once more in batches).
-async function phase({ phase: name, listPath, blobPath, postsPath, batched, exportBlob }) {
+async function phase({ phase: name, listPath, blobPath, postsPath, batched, exportBlob,
+  copied = false }) {
   const engine = await createEngine();
   if (name === 'text') {
     const listText = readFileSync(listPath, 'utf8');
@@ -127,7 +139,9 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched, expo
   }
   const blob = new Uint8Array(readFileSync(blobPath));
   let t0 = performance.now();
-  engine.loadCompiled(blob, { allowUnsigned: true });
+  // As the extension restores (the engine takes the bytes and leaves the rule
+  // records in them), or `copied` into wasm memory.
+  engine.loadCompiled(blob, { allowUnsigned: true, transfer: !copied });
   const loadCompiled = performance.now() - t0;
   if (name === 'restore') return { loadCompiled };
   const memAfterCompiled = engine.memoryStats();
@@ -166,7 +180,8 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched, expo
 // module would carry the previous phase's peak; memory = the wasm memory's size, i.e.
 // its peak): load from text and export, then restore the compiled form and check the
 // posts twice (then in batches too, with `batched`); with `loadRuns` > 1, both loads
-// again in more fresh modules. Returns the list's path, both phases' results, the
+// again in more fresh modules, and as many restores with the rule records copied
+// into wasm memory (loadCompiled without transfer). Returns the list's path, both phases' results, the
 // load times (ms, one per module), the throughputs and the sorted per-post times of
 // each pass.
 async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false, loadRuns = 1) {
@@ -176,13 +191,17 @@ async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false
   const blobPath = join(dir, `${name}.flcl`);
   writeFileSync(blobPath, text.blob);
   const run = await inWorker({ phase: 'compiled', blobPath, postsPath, batched });
-  const loadTextMs = [text.loadText], loadCompiledMs = [run.loadCompiled];
+  const loadTextMs = [text.loadText], loadCompiledMs = [run.loadCompiled], loadCopiedMs = [];
+  if (loadRuns > 1) {
+    loadCopiedMs.push((await inWorker({ phase: 'restore', blobPath, copied: true })).loadCompiled);
+  }
   for (let i = 1; i < loadRuns; i++) {
     loadTextMs.push((await inWorker({ phase: 'text', listPath })).loadText);
     loadCompiledMs.push((await inWorker({ phase: 'restore', blobPath })).loadCompiled);
+    loadCopiedMs.push((await inWorker({ phase: 'restore', blobPath, copied: true })).loadCompiled);
   }
   return {
-    listPath, text, run, loadTextMs, loadCompiledMs,
+    listPath, text, run, loadTextMs, loadCompiledMs, loadCopiedMs,
     mbps: bytes / 1e6 / (run.cold.checkMs / 1e3),
     warmMbps: bytes / 1e6 / (run.warm.checkMs / 1e3),
     batchMbps: batched ? bytes / 1e6 / (run.batchMs / 1e3) : null,
@@ -255,7 +274,12 @@ async function main() {
         `${native.matchedPosts} natively)`);
       console.log(`  load from text       wasm ${fmtRuns(full.loadTextMs)}   native ${fmt(native.loadTextMs, 0)} ms`);
       console.log(`  load from compiled   wasm ${fmtRuns(full.loadCompiledMs)}   native ${fmt(native.loadCompiledMs, 0)} ms` +
-        `   (${mb(blob.length)} MB compiled form; export ${fmt(exportMs, 0)} ms)`);
+        `   (${mb(blob.length)} MB compiled form, ${mb(sectionSize(blob, 'RULE'))} MB of it rule records ` +
+        `left in the bytes the engine takes, as the extension restores; export ${fmt(exportMs, 0)} ms)`);
+      if (full.loadCopiedMs.length) {
+        console.log(`  ... records copied   wasm ${fmtRuns(full.loadCopiedMs)}   ` +
+          `(loadCompiled without transfer: the records copied into wasm memory)`);
+      }
       console.log(`  throughput           wasm ${fmt(wasmMbps)} MB/s   native ${fmt(native.mbPerS)} MB/s` +
         `   naive JS ${fmt(naiveMbps, 3)} MB/s   (first pass)`);
       console.log(`  per post median      wasm ${fmt(quantile(times, 0.5) * 1000)} us   native ${fmt(native.medianUs)} us` +
