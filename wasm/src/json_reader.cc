@@ -52,6 +52,25 @@ class Reader {
   bool Run() {
     if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) p_ += 3;
     for (;;) {
+      const int read = Slice();
+      if (read != kMore) return read == kDone;
+    }
+  }
+
+  std::string TakeError() { return std::move(error_); }
+
+ private:
+  // What Slice returns: false and true convert to the first two.
+  static constexpr int kStopped = 0, kDone = 1, kMore = 2;
+  static constexpr int kSliceValues = 4096;
+  // Reads the document's next kSliceValues values (fewer at its end): kDone when
+  // it was read whole, kStopped on a syntax error or a handler's stop, kMore with
+  // more to read. A call a slice, not one for the whole document: wasm has no
+  // on-stack replacement, and a single call would run all of a first load's
+  // reading in V8's baseline tier, where a function is compiled by its optimising
+  // tier for its next call.
+  [[gnu::noinline]] int Slice() {
+    for (int values = 0; values < kSliceValues; ++values) {
       // A value starts here.
       Space();
       if (p_ == end_) return Fail(p_, "unexpected end of input; expected a value");
@@ -122,11 +141,9 @@ class Reader {
                             "' " + (open == '{' ? "in an object" : "in an array"));
       }
     }
+    return kMore;
   }
 
-  std::string TakeError() { return std::move(error_); }
-
- private:
   void Space() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
