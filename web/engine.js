@@ -320,16 +320,12 @@ class Engine {
       throw new FactlensError('argument', 'loadCompiled with transfer expects a Uint8Array ' +
         'over the whole of its own ArrayBuffer (not part of a larger one, not shared)');
     }
-    let kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
-    const result = unwrap(handle.loadCompiledFrom(kept.length, formReader(() => kept),
-                                                  optionsJson, true));
-    // The records are near the form's start: where the engine can let go of the
-    // rest (ArrayBuffer.prototype.transfer: Chrome 114, Firefox 122, Node 21),
-    // only the bytes up to them stay.
-    if (result.keptBytes < kept.length && typeof ArrayBuffer.prototype.transfer === 'function') {
-      kept = new Uint8Array(kept.buffer.transfer(result.keptBytes));
-    }
-    return result.info;
+    // The whole form stays, as long as the list: cutting it to the records
+    // (ArrayBuffer.prototype.transfer with a length) copies them in Chromium, which
+    // costs a restore what leaving them out of wasm memory saved.
+    const kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
+    return unwrap(handle.loadCompiledFrom(kept.length, formReader(() => kept),
+                                          optionsJson, true)).info;
   }
 
   /** Removes a loaded list by id. */

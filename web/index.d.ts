@@ -167,9 +167,9 @@ export interface Engine {
    * the caller, even if the load fails; it must be the whole of its own,
    * unshared ArrayBuffer) and keeps the list's rule records there, reading each
    * into wasm memory when its rule is first needed: a restore writes less wasm
-   * memory (21 MB less at 100k rules) and is faster. The records stay in
-   * JavaScript memory as long as the list is loaded (with
-   * ArrayBuffer.prototype.transfer, only the form's bytes up to them).
+   * memory (21 MB less at 100k rules) and is faster. The bytes stay in
+   * JavaScript memory as long as the list is loaded (the whole form: 44 MB at
+   * 100k rules).
    */
   loadCompiled(bytes: Uint8Array, options?: LoadOptions & { transfer?: boolean }): ListInfo;
   /** Bytes the engine has allocated, and the wasm memory's size (its peak). */

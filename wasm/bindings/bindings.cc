@@ -148,8 +148,7 @@ class EngineBinding {
   // With `keep`, `read` reads the same bytes for as long as the list stays
   // loaded (the wrapper has taken the caller's buffer), and the list keeps it:
   // its rule records stay in JavaScript, read one at a time when a rule is
-  // needed. The result then gives `keptBytes`: the form's first bytes that
-  // `read` may still be asked for (the records are near its start).
+  // needed.
   std::string LoadCompiledFrom(size_t size, emscripten::val read,
                                const std::string& options_json, bool keep) {
     LoadOptions options;
@@ -160,9 +159,8 @@ class EngineBinding {
     s = engine_.LoadCompiled(size, reader, options, &info, keep);
     reader.FreePart();  // a 1 MB part of the checksum's would stay with the list
     if (!s.ok()) return StatusJson(s);
-    json result = {{"ok", true}, {"info", InfoJson(info)}};
-    if (keep) result["keptBytes"] = engine_.Compiled(info.info.id)->kept_form_end();
-    return result.dump(-1, ' ', false, json::error_handler_t::replace);
+    return json({{"ok", true}, {"info", InfoJson(info)}})
+        .dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
   // Returns a view of a buffer of `size` bytes in wasm memory, for the next

@@ -1979,10 +1979,6 @@ size_t CompiledList::kept_records_size() const {
   return kept_reader_ ? rule_offsets_.back() : 0;
 }
 
-size_t CompiledList::kept_form_end() const {
-  return kept_reader_ ? kept_records_at_ + kept_records_size() : 0;
-}
-
 void CompiledList::DecodeRule(uint32_t index, Rule* out) const {
   *out = Rule();
   ByteReader r(RuleRecord(index));

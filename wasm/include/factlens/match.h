@@ -151,10 +151,6 @@ class CompiledList {
   static Status Import(const CompiledSectionSpans& sections,
                        const CompiledFormReader& read, const CompileOptions& options,
                        std::unique_ptr<CompiledList>* out, bool keep_reader = false);
-  // With a kept reader, where in the form the list's rule records end: the
-  // bytes it may still read (the form's first bytes up to there; 0 for a list
-  // that holds its records).
-  size_t kept_form_end() const;
 
   // Returns counts for benchmarks and diagnostics.
   struct Stats {
