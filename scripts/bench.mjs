@@ -296,7 +296,8 @@ async function main() {
       console.log(`  wasm memory          fresh module after load from text ${mb(memAfterText.heapSize)} MB ` +
         `(heap in use ${mb(memAfterText.bytesInUse)} MB), then export ${mb(memAfterExport.heapSize)} MB; ` +
         `fresh module after load from compiled ` +
-        `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB), ` +
+        `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB; ` +
+        `the form kept in JavaScript ${mb(memAfterCompiled.keptFormBytes)} MB), ` +
         `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
       console.log(`  without similarity   wasm ${fmt(plain.mbps)} MB/s (warm ${fmt(plain.warmMbps)} MB/s, ` +
         `median ${fmt(quantile(plain.warmTimes, 0.5) * 1000)} us, ` +

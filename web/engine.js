@@ -232,6 +232,10 @@ function loadOptionsJson(options) {
 class Engine {
   #handle;
   #core;
+  // The bytes of the compiled form kept for each list restored with `transfer`, by
+  // list id (memoryStats): a later load of the same id replaces the list, and the
+  // engine then lets go of them.
+  #keptForms = new Map();
 
   constructor(core, handle) {
     this.#core = core;
@@ -256,7 +260,9 @@ class Engine {
     }
     const handle = this.#live();
     const size = encodeList(handle, listText);
-    return unwrap(handle.loadListInput(size, loadOptionsJson(options))).info;
+    const info = unwrap(handle.loadListInput(size, loadOptionsJson(options))).info;
+    this.#keptForms.delete(info.id);
+    return info;
   }
 
   /**
@@ -307,7 +313,9 @@ class Engine {
       // it is imported), each copied into a buffer in wasm memory: the form is
       // never whole there, which keeps wasm memory's peak (it never shrinks).
       const read = formReader(() => bytes);
-      return unwrap(handle.loadCompiledFrom(bytes.length, read, optionsJson, false)).info;
+      const info = unwrap(handle.loadCompiledFrom(bytes.length, read, optionsJson, false)).info;
+      this.#keptForms.delete(info.id);
+      return info;
     }
     // With `transfer`, the engine takes the bytes' buffer (it is detached from the
     // caller: nobody can change or detach it after the checks) and keeps the rule
@@ -324,13 +332,16 @@ class Engine {
     // (ArrayBuffer.prototype.transfer with a length) copies them in Chromium, which
     // costs a restore what leaving them out of wasm memory saved.
     const kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
-    return unwrap(handle.loadCompiledFrom(kept.length, formReader(() => kept),
-                                          optionsJson, true)).info;
+    const info = unwrap(handle.loadCompiledFrom(kept.length, formReader(() => kept),
+                                                optionsJson, true)).info;
+    this.#keptForms.set(info.id, kept.length);
+    return info;
   }
 
   /** Removes a loaded list by id. */
   unloadList(listId) {
     unwrap(this.#live().unloadList(String(listId)));
+    this.#keptForms.delete(String(listId));
   }
 
   /** Returns the loaded lists' info; `stale` marks those past their expiry. */
@@ -387,10 +398,13 @@ class Engine {
    * freed, from malloc's own accounting), `heapReserved` (what malloc has taken
    * from the wasm memory, in use or free) and `heapSize` (the wasm memory). The
    * module, and so the heap, is shared by every engine created from the same wasm
-   * URL; works after dispose() too.
+   * URL; works after dispose() too. And `keptFormBytes`: the JavaScript memory
+   * this engine holds for its lists restored with `transfer` (their forms).
    */
   memoryStats() {
-    return JSON.parse(this.#core.memoryStats());
+    let keptFormBytes = 0;
+    for (const size of this.#keptForms.values()) keptFormBytes += size;
+    return { ...JSON.parse(this.#core.memoryStats()), keptFormBytes };
   }
 
   /** Frees the engine's memory; the object is unusable afterwards. */
@@ -399,6 +413,7 @@ class Engine {
     finalizer.unregister(this);
     const handle = this.#handle;
     this.#handle = null;
+    this.#keptForms.clear();
     try {
       handle.delete();
     } catch (error) {

@@ -149,6 +149,13 @@ export interface MemoryStats {
   heapSize: number;
 }
 
+export interface MemoryStats {
+  bytesInUse: number;
+  heapReserved: number;
+  heapSize: number;
+  keptFormBytes: number;
+}
+
 export interface Engine {
   loadList(listText: string, options?: LoadOptions): ListInfo;
   /**
@@ -172,8 +179,14 @@ export interface Engine {
    * 100k rules).
    */
   loadCompiled(bytes: Uint8Array, options?: LoadOptions & { transfer?: boolean }): ListInfo;
-  /** Bytes the engine has allocated, and the wasm memory's size (its peak). */
-  memoryStats(): { heapBytes: number; memoryBytes: number };
+  /**
+   * The wasm module's heap, shared by every engine made from the same wasm URL:
+   * `bytesInUse` (allocated, not yet freed), `heapReserved` (what malloc has
+   * taken from wasm memory, in use or free) and `heapSize` (the wasm memory,
+   * which never shrinks); and `keptFormBytes`, the JavaScript memory this engine
+   * holds for its lists restored with `transfer`. Works after dispose() too.
+   */
+  memoryStats(): MemoryStats;
   unloadList(listId: string): void;
   lists(now?: Date | number): ListInfo[];
   check(text: string, context?: CheckContext): Verdict;

@@ -141,6 +141,7 @@ test('compiled form: a list restored with transfer gives identical verdicts, sea
   const taken = bytes.slice();
   assert.deepEqual(restored.loadCompiled(taken, { allowUnsigned: true, transfer: true }), info);
   assert.equal(taken.length, 0, 'the caller\'s bytes are detached');
+  assert.equal(restored.memoryStats().keptFormBytes, bytes.length);
   let matched = 0;
   for (const post of w.posts) {
     const verdict = restored.check(post);
@@ -165,8 +166,15 @@ test('compiled form: a list restored with transfer gives identical verdicts, sea
   assert.throws(() => restored.loadCompiled(flipped, { allowUnsigned: true, transfer: true }),
     (e) => e instanceof FactlensError && e.kind === 'format' && /checksum/.test(e.message));
   assert.equal(flipped.length, 0);
+  assert.equal(restored.memoryStats().keptFormBytes, bytes.length, 'a refused form is not kept');
+  // A load of the same list without transfer replaces it and lets go of the bytes.
+  restored.loadCompiled(bytes, { allowUnsigned: true });
+  assert.equal(restored.memoryStats().keptFormBytes, 0);
+  restored.loadCompiled(bytes.slice(), { allowUnsigned: true, transfer: true });
+  assert.equal(restored.memoryStats().keptFormBytes, bytes.length);
   // Unloading the list lets go of its bytes; the engine goes on without them.
   restored.unloadList(info.id);
+  assert.equal(restored.memoryStats().keptFormBytes, 0);
   assert.deepEqual(restored.lists(), []);
   assert.deepEqual(restored.check(w.posts[0]).matches, []);
   engine.dispose();
