@@ -173,15 +173,14 @@ const engineCores = new WeakMap();
 // memory, natively).
 const utf8 = new TextEncoder();
 
-// Checks loadList/loadCompiled options and returns them as the binding's JSON.
 // The engine's reader of a compiled form held here (loadCompiled): fills `view`, a
-// buffer in wasm memory, with the bytes at `offset` of what `bytes()` gives, and
-// says whether it could. It never throws: an exception would unwind through the
-// engine's C++ frames without running their destructors.
+// buffer in wasm memory, with the bytes at `offset` of `bytes`, and says whether it
+// could. It never throws: an exception would unwind through the engine's C++
+// frames without running their destructors.
 function formReader(bytes) {
   return (offset, view) => {
     try {
-      const part = bytes().subarray(offset, offset + view.length);
+      const part = bytes.subarray(offset, offset + view.length);
       if (part.length !== view.length) return false;
       view.set(part);
       return true;
@@ -191,6 +190,7 @@ function formReader(bytes) {
   };
 }
 
+// Checks loadList/loadCompiled options and returns them as the binding's JSON.
 function loadOptionsJson(options) {
   if (options === null || typeof options !== 'object') {
     throw new FactlensError('argument', 'options must be an object');
@@ -312,7 +312,7 @@ class Engine {
       // The engine reads the form a part at a time (checksum, then each section as
       // it is imported), each copied into a buffer in wasm memory: the form is
       // never whole there, which keeps wasm memory's peak (it never shrinks).
-      const read = formReader(() => bytes);
+      const read = formReader(bytes);
       const info = unwrap(handle.loadCompiledFrom(bytes.length, read, optionsJson, false)).info;
       this.#keptForms.delete(info.id);
       return info;
@@ -332,8 +332,8 @@ class Engine {
     // (ArrayBuffer.prototype.transfer with a length) copies them in Chromium, which
     // costs a restore what leaving them out of wasm memory saved.
     const kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
-    const info = unwrap(handle.loadCompiledFrom(kept.length, formReader(() => kept),
-                                                optionsJson, true)).info;
+    const info = unwrap(handle.loadCompiledFrom(kept.length, formReader(kept), optionsJson,
+                                                true)).info;
     this.#keptForms.set(info.id, kept.length);
     return info;
   }

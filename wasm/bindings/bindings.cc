@@ -157,7 +157,7 @@ class EngineBinding {
     JsFormReader reader(std::move(read));
     LoadedListInfo info;
     s = engine_.LoadCompiled(size, reader, options, &info, keep);
-    reader.FreePart();  // a 1 MB part of the checksum's would stay with the list
+    reader.FreePart();  // the last part read (up to 256 KB) would stay with the list
     if (!s.ok()) return StatusJson(s);
     return json({{"ok", true}, {"info", InfoJson(info)}})
         .dump(-1, ' ', false, json::error_handler_t::replace);

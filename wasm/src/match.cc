@@ -1573,14 +1573,14 @@ std::vector<CompiledSectionWriter> CompiledList::ExportSections() const {
                    w->U32(static_cast<uint32_t>(rule_count()));
                    w->Strs(shared_strings_);
                  },
-                 rule_records_.size() + kept_records_size(),
+                 rule_offsets_.back(),  // the records' size, held or kept
                  [this](const std::function<void(std::string_view)>& put) {
                    if (!kept_reader_) {
                      put(rule_records_);
                      return true;
                    }
                    // A part at a time through the kept reader, as Import read them.
-                   const size_t size = kept_records_size();
+                   const size_t size = rule_offsets_.back();
                    for (size_t at = 0; at < size; at += kImportWindow) {
                      const size_t n = std::min(kImportWindow, size - at);
                      const std::string_view part = kept_reader_(kept_records_at_ + at, n);
@@ -1973,10 +1973,6 @@ std::string_view CompiledList::RuleRecord(uint32_t index) const {
   if (!kept_reader_) return std::string_view(rule_records_).substr(at, size);
   const std::string_view record = kept_reader_(kept_records_at_ + at, size);
   return record.size() == size ? record : std::string_view();
-}
-
-size_t CompiledList::kept_records_size() const {
-  return kept_reader_ ? rule_offsets_.back() : 0;
 }
 
 void CompiledList::DecodeRule(uint32_t index, Rule* out) const {

@@ -199,8 +199,6 @@ class CompiledList {
   // Returns rule `index`'s record, from rule_records_ or through the kept reader
   // (then valid until its next call; empty if the reader failed).
   std::string_view RuleRecord(uint32_t index) const;
-  // The size of the records a kept reader reads (0 without one).
-  size_t kept_records_size() const;
 
   ListInfo info_;
   // The rules as records (the RULE section's; match.cc): a 100k-rule list's Rule
