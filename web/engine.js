@@ -331,7 +331,16 @@ class Engine {
     // The whole form stays, as long as the list: cutting it to the records
     // (ArrayBuffer.prototype.transfer with a length) copies them in Chromium, which
     // costs a restore what leaving them out of wasm memory saved.
-    const kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
+    // A detached buffer (taken by an earlier call, say) has no bytes; some engines
+    // refuse to transfer it, Node 20 transfers it empty.
+    let kept;
+    try {
+      if (buffer.byteLength === 0) throw new Error('the buffer is empty or detached');
+      kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
+    } catch (error) {
+      throw new FactlensError('argument',
+        `loadCompiled with transfer could not take the bytes: ${error.message}`);
+    }
     const info = unwrap(handle.loadCompiledFrom(kept.length, formReader(kept), optionsJson,
                                                 true)).info;
     this.#keptForms.set(info.id, kept.length);

@@ -142,6 +142,8 @@ test('compiled form: a list restored with transfer gives identical verdicts, sea
   assert.deepEqual(restored.loadCompiled(taken, { allowUnsigned: true, transfer: true }), info);
   assert.equal(taken.length, 0, 'the caller\'s bytes are detached');
   assert.equal(restored.memoryStats().keptFormBytes, bytes.length);
+  assert.throws(() => restored.loadCompiled(taken, { allowUnsigned: true, transfer: true }),
+    (e) => e instanceof FactlensError && e.kind === 'argument' && /could not take the bytes/.test(e.message));
   let matched = 0;
   for (const post of w.posts) {
     const verdict = restored.check(post);
