@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createEngine } from '../web/index.js';
 import { generateWorkload } from './bench/generate.mjs';
+import { sectionSizes } from './bench/compiled-form.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
@@ -99,17 +100,6 @@ function freshMemoryCost() {
   return { first: median(first), again: median(again) };
 }
 
-// The size of section `tag` of a compiled form (its layout: wasm/README.md).
-function sectionSize(form, tag) {
-  const view = new DataView(form.buffer, form.byteOffset, form.byteLength);
-  for (let i = 0, at = 12; i < view.getUint32(8, true); i++) {
-    const size = view.getUint32(at + 4, true);
-    if (String.fromCharCode(...form.subarray(at, at + 4)) === tag) return size;
-    at += 8 + size;
-  }
-  return 0;
-}
-
 // Runs one phase of the wasm measurement in a worker thread and returns its result.
 function inWorker(data) {
   return new Promise((resolve, reject) => {
@@ -181,9 +171,9 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched, expo
 // its peak): load from text and export, then restore the compiled form and check the
 // posts twice (then in batches too, with `batched`); with `loadRuns` > 1, both loads
 // again in more fresh modules, and as many restores with the rule records copied
-// into wasm memory (loadCompiled without transfer). Returns the list's path, both phases' results, the
-// load times (ms, one per module), the throughputs and the sorted per-post times of
-// each pass.
+// into wasm memory (loadCompiled without transfer). Returns the list's path, both
+// phases' results, the load times (ms, one per module), the throughputs and the
+// sorted per-post times of each pass.
 async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false, loadRuns = 1) {
   const listPath = join(dir, `${name}.json`);
   writeFileSync(listPath, listText);
@@ -274,7 +264,7 @@ async function main() {
         `${native.matchedPosts} natively)`);
       console.log(`  load from text       wasm ${fmtRuns(full.loadTextMs)}   native ${fmt(native.loadTextMs, 0)} ms`);
       console.log(`  load from compiled   wasm ${fmtRuns(full.loadCompiledMs)}   native ${fmt(native.loadCompiledMs, 0)} ms` +
-        `   (${mb(blob.length)} MB compiled form, ${mb(sectionSize(blob, 'RULE'))} MB of it rule records ` +
+        `   (${mb(blob.length)} MB compiled form, ${mb(sectionSizes(blob).RULE)} MB of it rule records ` +
         `left in the bytes the engine takes, as the extension restores; export ${fmt(exportMs, 0)} ms)`);
       if (full.loadCopiedMs.length) {
         console.log(`  ... records copied   wasm ${fmtRuns(full.loadCopiedMs)}   ` +

@@ -1033,6 +1033,21 @@ std::string CompiledForm(const std::string& list, Engine* engine, LoadOptions* o
   return blob;
 }
 
+// Where section `tag` of a compiled form is, from its section table (after the
+// 12-byte header, each section's tag, length and bytes): {begin, size}, or {0, 0}.
+std::pair<size_t, size_t> FormSection(const std::string& form, const char (&tag)[5]) {
+  uint32_t count = 0;
+  std::memcpy(&count, form.data() + 8, 4);
+  size_t at = 12;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t length = 0;
+    std::memcpy(&length, form.data() + at + 4, 4);
+    if (form.compare(at, 4, tag) == 0) return {at + 8, length};
+    at += 8 + length;
+  }
+  return {0, 0};
+}
+
 std::string WithChecksum(std::string form) {
   const uint64_t sum = Checksum64(std::string_view(form).substr(0, form.size() - 8));
   std::memcpy(&form[form.size() - 8], &sum, 8);
@@ -1107,16 +1122,8 @@ TEST_CASE_METHOD(ExportedBenchLike,
   REQUIRE(s.ok());
   const CompiledList* list = restored.Compiled(info.info.id);
   REQUIRE(list != nullptr);
-  // Where the RULE section is (the sections follow the 12-byte header, each after
-  // its tag and length).
-  size_t rule_begin = 0, rule_end = 0;
-  for (size_t at = 12; at + 8 <= blob.size() - 8;) {
-    uint32_t tag = 0, size = 0;
-    std::memcpy(&tag, blob.data() + at, 4);
-    std::memcpy(&size, blob.data() + at + 4, 4);
-    if (tag == SectionTag("RULE")) rule_begin = at + 8, rule_end = at + 8 + size;
-    at += 8 + size;
-  }
+  const auto [rule_begin, rule_size] = FormSection(blob, "RULE");
+  const size_t rule_end = rule_begin + rule_size;
   REQUIRE(rule_end > rule_begin);
   const size_t load_reads = reader.reads.size();
   std::mt19937 rng(31);
@@ -1261,16 +1268,7 @@ TEST_CASE("engine: a compiled keyword word holding a space is refused", "[prefil
   Engine engine;
   LoadOptions options;
   const std::string blob = CompiledForm(list, &engine, &options);
-  // The KEYW section, from the section table (tag, length, bytes).
-  size_t at = 12, keyw = 0, keyw_size = 0;
-  uint32_t count = 0;
-  std::memcpy(&count, blob.data() + 8, 4);
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t length = 0;
-    std::memcpy(&length, blob.data() + at + 4, 4);
-    if (blob.compare(at, 4, "KEYW") == 0) keyw = at + 8, keyw_size = length;
-    at += 8 + length;
-  }
+  const auto [keyw, keyw_size] = FormSection(blob, "KEYW");
   REQUIRE(keyw_size > 0);
   const size_t word = blob.find("quaxon", keyw);
   REQUIRE(word < keyw + keyw_size);

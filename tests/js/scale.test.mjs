@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { createEngine, FactlensError } from '../../web/index.js';
 import { generateWorkload } from '../../scripts/bench/generate.mjs';
+import { sectionSizes } from '../../scripts/bench/compiled-form.mjs';
 
 const SEED = 20250115;  // the seed `npm run bench` uses
 
@@ -28,11 +29,17 @@ for (const [ruleCount, postCount] of [[1000, 2000], [10000, 200]]) {
   });
 }
 
-test('compiled form: a restored list gives identical verdicts', async () => {
-  const w = generateWorkload({ seed: SEED, ruleCount: 1000, postCount: 500 });
+// An engine with workload `w`'s list loaded (an unsigned draft), the list's info
+// and its compiled form.
+async function exported(w) {
   const engine = await createEngine();
   const info = engine.loadList(w.listText, { allowUnsigned: true });
-  const bytes = engine.exportCompiled(info.id);
+  return { engine, info, bytes: engine.exportCompiled(info.id) };
+}
+
+test('compiled form: a restored list gives identical verdicts', async () => {
+  const w = generateWorkload({ seed: SEED, ruleCount: 1000, postCount: 500 });
+  const { engine, info, bytes } = await exported(w);
   assert.ok(bytes instanceof Uint8Array);
   const restored = await createEngine();
   assert.deepEqual(restored.loadCompiled(bytes, { allowUnsigned: true }), info);
@@ -46,24 +53,19 @@ test('compiled form: a restored list gives identical verdicts', async () => {
   restored.dispose();
 });
 
-// The sizes of a compiled form's sections, by tag (the layout wasm/README gives:
-// magic, version, count, then each section's tag, length and bytes).
-function sectionSizes(bytes) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const sizes = {};
-  let at = 12;
-  for (let i = 0; i < view.getUint32(8, true); i++) {
-    const tag = String.fromCharCode(...bytes.subarray(at, at + 4));
-    sizes[tag] = view.getUint32(at + 4, true);
-    at += 8 + sizes[tag];
-  }
-  return sizes;
-}
-
-// The 30k-rule bench list both memory tests load, generated once (0.6 s).
-let workload30kCache;
+// The 30k-rule bench list the memory tests load, generated once (0.6 s), and its
+// compiled form, made once for the restore tests.
+let workload30kCache, form30kCache;
 const workload30k = () =>
   (workload30kCache ??= generateWorkload({ seed: SEED, ruleCount: 30000, postCount: 1 }));
+async function form30k() {
+  if (!form30kCache) {
+    const { engine, bytes } = await exported(workload30k());
+    engine.dispose();
+    form30kCache = bytes;
+  }
+  return form30kCache;
+}
 
 // Runs `body` (the text of an async function body that reads `engine` and `data`
 // and returns what to report) on an engine in a worker of its own: a fresh module,
@@ -95,10 +97,7 @@ async function inFreshModule(body, data) {
 // 25.7 MB section). (The wasm memory beyond the heap, the module's stack and data
 // and growth not yet taken, is not the restore's: 6.8 MB at 30k rules.)
 test('compiled form: a restore holds neither the form nor a section whole in wasm memory', async () => {
-  const w = workload30k();
-  const engine = await createEngine();
-  const bytes = engine.exportCompiled(engine.loadList(w.listText, { allowUnsigned: true }).id);
-  engine.dispose();
+  const bytes = await form30k();
   const stats = await inFreshModule(
     `engine.loadCompiled(data, { allowUnsigned: true }); return engine.memoryStats();`, bytes);
   const sizes = sectionSizes(bytes);
@@ -114,10 +113,7 @@ test('compiled form: a restore holds neither the form nor a section whole in was
 // in it, reading a rule's record into wasm memory when the rule is first needed:
 // the heap after a restore holds neither the form nor the records.
 test('compiled form: with transfer, the rule records stay in the bytes the engine took', async () => {
-  const w = workload30k();
-  const engine = await createEngine();
-  const bytes = engine.exportCompiled(engine.loadList(w.listText, { allowUnsigned: true }).id);
-  engine.dispose();
+  const bytes = await form30k();
   const body = (transfer) => `engine.loadCompiled(data, { allowUnsigned: true, transfer: ${transfer} });
     const stats = engine.memoryStats();
     return { stats, left: data.length };`;
@@ -134,9 +130,7 @@ test('compiled form: with transfer, the rule records stay in the bytes the engin
 
 test('compiled form: a list restored with transfer gives identical verdicts, searches and export', async () => {
   const w = generateWorkload({ seed: SEED, ruleCount: 1000, postCount: 500 });
-  const engine = await createEngine();
-  const info = engine.loadList(w.listText, { allowUnsigned: true });
-  const bytes = engine.exportCompiled(info.id);
+  const { engine, info, bytes } = await exported(w);
   const restored = await createEngine();
   const taken = bytes.slice();
   assert.deepEqual(restored.loadCompiled(taken, { allowUnsigned: true, transfer: true }), info);
@@ -230,9 +224,7 @@ test('a load from text whose first rule dwarfs the rest stays within its text', 
 
 test('compiled form: corrupted or foreign bytes are refused with kind format', async () => {
   const w = generateWorkload({ seed: SEED, ruleCount: 200, postCount: 1 });
-  const engine = await createEngine();
-  const info = engine.loadList(w.listText, { allowUnsigned: true });
-  const bytes = engine.exportCompiled(info.id);
+  const { engine, bytes } = await exported(w);
   const other = await createEngine();
   const flipped = bytes.slice();
   flipped[Math.floor(bytes.length / 2)] ^= 0x40;
