@@ -53,22 +53,27 @@ export class CompiledCache {
     return result;
   }
 
-  /** Returns `{ digest, bytes }` stored for the subscription `url`, or null. */
+  /** Returns `{ digest, parts }` stored for the subscription `url`, or null: the
+   *  compiled form in parts (exportCompiled with `parts`), each read into a buffer
+   *  of its own, so that loadCompiled with `transfer` keeps only the records'. */
   async get(url) {
     try {
       const entry = await this.#run('readonly', (store) => store.get(url));
-      if (typeof entry?.digest !== 'string' || !(entry.bytes instanceof Uint8Array)) return null;
-      return entry;
+      if (typeof entry?.digest !== 'string') return null;
+      // An entry written before the form was kept in parts holds it whole.
+      const parts = entry.bytes instanceof Uint8Array ? [entry.bytes] : entry.parts;
+      if (!Array.isArray(parts) || !parts.every((part) => part instanceof Uint8Array)) return null;
+      return { digest: entry.digest, parts };
     } catch (error) {
       console.warn('factlens: compiled list cache:', error?.message ?? error);
       return null;
     }
   }
 
-  /** Stores the compiled bytes of the list with `digest` for `url` (one write). */
-  async put(url, digest, bytes) {
+  /** Stores the compiled form's `parts` of the list with `digest` for `url` (one write). */
+  async put(url, digest, parts) {
     try {
-      await this.#run('readwrite', (store) => store.put({ digest, bytes }, url));
+      await this.#run('readwrite', (store) => store.put({ digest, parts }, url));
     } catch (error) {
       console.warn('factlens: compiled list cache:', error?.message ?? error);
     }

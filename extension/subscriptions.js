@@ -206,9 +206,9 @@ export class Subscriptions {
     if (!cached || cached.digest !== sub.good.digest) return null;
     let info;
     try {
-      // The engine takes the bytes (read from IndexedDB for this call alone) and
-      // keeps the rule records there: a faster restore, a smaller wasm memory.
-      info = this.#engine.loadCompiled(cached.bytes, { ...lifecycle, transfer: true });
+      // The engine takes the parts (read from IndexedDB for this call alone) and
+      // keeps the rule records' part: a faster restore, a smaller wasm memory.
+      info = this.#engine.loadCompiled(cached.parts, { ...lifecycle, transfer: true });
     } catch (error) {
       if (error.kind === 'fault') throw error;  // the engine, not the cache: background.js
       console.warn(`factlens: compiled copy of ${url} not used: ${error.message}`);
@@ -222,15 +222,15 @@ export class Subscriptions {
   // Keeps the compiled form of the list just accepted for `url`, for the next start.
   async #saveCompiled(url, info) {
     if (!this.#compiled) return;
-    let bytes;
+    let parts;
     try {
-      bytes = this.#engine.exportCompiled(info.id);
+      parts = this.#engine.exportCompiled(info.id, { parts: true });
     } catch (error) {
       if (error.kind === 'fault') throw error;
       console.warn(`factlens: compiled copy of ${url} not kept: ${error.message}`);
       return;
     }
-    await this.#compiled.put(url, info.digest, bytes);
+    await this.#compiled.put(url, info.digest, parts);
   }
 
   /** How the last restore() loaded each list: `[{ url, from: 'compiled'|'text', ms }]`. */

@@ -4,13 +4,12 @@
 // Numbers are printed, never asserted. Usage: node scripts/bench.mjs [sizes...]
 import { execFileSync } from 'node:child_process';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createEngine } from '../web/index.js';
 import { generateWorkload } from './bench/generate.mjs';
-import { sectionSizes } from './bench/compiled-form.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
@@ -112,8 +111,8 @@ function inWorker(data) {
 // The phases, inside a worker: load from text (then, with `exportBlob`, export the
 // compiled form), load from the compiled form ('restore'), or load from the compiled
 // form and check every post (and, with `batched`, check them once more in batches).
-async function phase({ phase: name, listPath, blobPath, postsPath, batched, exportBlob,
-  copied = false }) {
+async function phase({ phase: name, listPath, blobPath, partSizes, postsPath, batched,
+  exportBlob, copied = false }) {
   const engine = await createEngine();
   if (name === 'text') {
     const listText = readFileSync(listPath, 'utf8');
@@ -122,16 +121,25 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched, expo
     const loadText = performance.now() - t0;
     const memAfterText = engine.memoryStats();
     if (!exportBlob) return { loadText, memAfterText };
+    // In parts, as the extension keeps it (the rule records in one of their own).
     t0 = performance.now();
-    const blob = engine.exportCompiled(info.id);
+    const parts = engine.exportCompiled(info.id, { parts: true });
     const exportMs = performance.now() - t0;
-    return { loadText, memAfterText, exportMs, memAfterExport: engine.memoryStats(), blob };
+    return { loadText, memAfterText, exportMs, memAfterExport: engine.memoryStats(), parts };
   }
-  const blob = new Uint8Array(readFileSync(blobPath));
+  // The form's parts, each read into a buffer of its own, as IndexedDB gives the
+  // extension the parts it stored.
+  const parts = [];
+  const file = openSync(blobPath, 'r');
+  for (let at = 0, i = 0; i < partSizes.length; at += partSizes[i++]) {
+    parts.push(new Uint8Array(partSizes[i]));
+    readSync(file, parts[i], 0, partSizes[i], at);
+  }
+  closeSync(file);
   let t0 = performance.now();
-  // As the extension restores (the engine takes the bytes and leaves the rule
-  // records in them), or `copied` into wasm memory.
-  engine.loadCompiled(blob, { allowUnsigned: true, transfer: !copied });
+  // As the extension restores (the engine takes the parts and leaves the rule
+  // records in theirs), or `copied` into wasm memory.
+  engine.loadCompiled(parts, { allowUnsigned: true, transfer: !copied });
   const loadCompiled = performance.now() - t0;
   if (name === 'restore') return { loadCompiled };
   const memAfterCompiled = engine.memoryStats();
@@ -171,27 +179,28 @@ async function phase({ phase: name, listPath, blobPath, postsPath, batched, expo
 // its peak): load from text and export, then restore the compiled form and check the
 // posts twice (then in batches too, with `batched`); with `loadRuns` > 1, both loads
 // again in more fresh modules, and as many restores with the rule records copied
-// into wasm memory (loadCompiled without transfer). Returns the list's path, both
-// phases' results, the load times (ms, one per module), the throughputs and the
-// sorted per-post times of each pass.
+// into wasm memory (loadCompiled without transfer). Returns the list's and the
+// form's paths, the form's part sizes, both phases' results, the load times (ms,
+// one per module), the throughputs and the sorted per-post times of each pass.
 async function wasmPhases(dir, name, listText, postsPath, bytes, batched = false, loadRuns = 1) {
   const listPath = join(dir, `${name}.json`);
   writeFileSync(listPath, listText);
   const text = await inWorker({ phase: 'text', listPath, exportBlob: true });
   const blobPath = join(dir, `${name}.flcl`);
-  writeFileSync(blobPath, text.blob);
-  const run = await inWorker({ phase: 'compiled', blobPath, postsPath, batched });
+  writeFileSync(blobPath, Buffer.concat(text.parts));
+  const partSizes = text.parts.map((part) => part.length);
+  const run = await inWorker({ phase: 'compiled', blobPath, partSizes, postsPath, batched });
   const loadTextMs = [text.loadText], loadCompiledMs = [run.loadCompiled], loadCopiedMs = [];
   if (loadRuns > 1) {
-    loadCopiedMs.push((await inWorker({ phase: 'restore', blobPath, copied: true })).loadCompiled);
+    loadCopiedMs.push((await inWorker({ phase: 'restore', blobPath, partSizes, copied: true })).loadCompiled);
   }
   for (let i = 1; i < loadRuns; i++) {
     loadTextMs.push((await inWorker({ phase: 'text', listPath })).loadText);
-    loadCompiledMs.push((await inWorker({ phase: 'restore', blobPath })).loadCompiled);
-    loadCopiedMs.push((await inWorker({ phase: 'restore', blobPath, copied: true })).loadCompiled);
+    loadCompiledMs.push((await inWorker({ phase: 'restore', blobPath, partSizes })).loadCompiled);
+    loadCopiedMs.push((await inWorker({ phase: 'restore', blobPath, partSizes, copied: true })).loadCompiled);
   }
   return {
-    listPath, text, run, loadTextMs, loadCompiledMs, loadCopiedMs,
+    listPath, blobPath, partSizes, text, run, loadTextMs, loadCompiledMs, loadCopiedMs,
     mbps: bytes / 1e6 / (run.cold.checkMs / 1e3),
     warmMbps: bytes / 1e6 / (run.warm.checkMs / 1e3),
     batchMbps: batched ? bytes / 1e6 / (run.batchMs / 1e3) : null,
@@ -220,7 +229,8 @@ async function main() {
 
       // wasm
       const full = await wasmPhases(dir, `list-${size}`, w.listText, postsPath, bytes, true, LOAD_RUNS);
-      const { exportMs, memAfterText, memAfterExport, blob } = full.text;
+      const { exportMs, memAfterText, memAfterExport, parts } = full.text;
+      const formBytes = parts.reduce((n, part) => n + part.length, 0);
       const { memAfterCompiled, memEnd, matched } = full.run;
       const { times, warmTimes, mbps: wasmMbps, warmMbps, batchMbps } = full;
 
@@ -234,8 +244,8 @@ async function main() {
       });
       const shortPath = join(dir, 'short.jsonl');
       writeFileSync(shortPath, shortPosts.map((text) => JSON.stringify({ text })).join('\n'));
-      const short = await inWorker({ phase: 'compiled', blobPath: join(dir, `list-${size}.flcl`),
-        postsPath: shortPath });
+      const short = await inWorker({ phase: 'compiled', blobPath: full.blobPath,
+        partSizes: full.partSizes, postsPath: shortPath });
       const shortWarm = short.warm.times.sort((a, b) => a - b);
 
       // native
@@ -264,8 +274,9 @@ async function main() {
         `${native.matchedPosts} natively)`);
       console.log(`  load from text       wasm ${fmtRuns(full.loadTextMs)}   native ${fmt(native.loadTextMs, 0)} ms`);
       console.log(`  load from compiled   wasm ${fmtRuns(full.loadCompiledMs)}   native ${fmt(native.loadCompiledMs, 0)} ms` +
-        `   (${mb(blob.length)} MB compiled form, ${mb(sectionSizes(blob).RULE)} MB of it rule records ` +
-        `left in the bytes the engine takes, as the extension restores; export ${fmt(exportMs, 0)} ms)`);
+        `   (${mb(formBytes)} MB compiled form in ${parts.length} parts, ` +
+        `${mb(parts.length === 3 ? parts[1].length : 0)} MB of it the rule records' part, which the ` +
+        `engine takes and keeps, as the extension restores; export ${fmt(exportMs, 0)} ms)`);
       if (full.loadCopiedMs.length) {
         console.log(`  ... records copied   wasm ${fmtRuns(full.loadCopiedMs)}   ` +
           `(loadCompiled without transfer: the records copied into wasm memory)`);
@@ -287,7 +298,7 @@ async function main() {
         `(heap in use ${mb(memAfterText.bytesInUse)} MB), then export ${mb(memAfterExport.heapSize)} MB; ` +
         `fresh module after load from compiled ` +
         `${mb(memAfterCompiled.heapSize)} MB (heap ${mb(memAfterCompiled.bytesInUse)} MB; ` +
-        `the form kept in JavaScript ${mb(memAfterCompiled.keptFormBytes)} MB), ` +
+        `the records' part kept in JavaScript ${mb(memAfterCompiled.keptFormBytes)} MB), ` +
         `after the posts ${mb(memEnd.heapSize)} MB (heap ${mb(memEnd.bytesInUse)} MB)`);
       console.log(`  without similarity   wasm ${fmt(plain.mbps)} MB/s (warm ${fmt(plain.warmMbps)} MB/s, ` +
         `median ${fmt(quantile(plain.warmTimes, 0.5) * 1000)} us, ` +

@@ -173,21 +173,77 @@ const engineCores = new WeakMap();
 // memory, natively).
 const utf8 = new TextEncoder();
 
-// The engine's reader of a compiled form held here (loadCompiled): fills `view`, a
-// buffer in wasm memory, with the bytes at `offset` of `bytes`, and says whether it
-// could. It never throws: an exception would unwind through the engine's C++
-// frames without running their destructors.
-function formReader(bytes) {
-  return (offset, view) => {
+// The parts of a compiled form passed to loadCompiled: one Uint8Array, or an array
+// of them (exportCompiled with `parts`) whose bytes, in order, are the form.
+function formParts(bytes) {
+  const parts = bytes instanceof Uint8Array ? [bytes] : Array.isArray(bytes) ? bytes : null;
+  if (parts === null || !parts.every((part) => part instanceof Uint8Array)) {
+    throw new FactlensError('argument',
+      'loadCompiled expects a Uint8Array, or an array of Uint8Arrays (exportCompiled with parts)');
+  }
+  return parts;
+}
+
+// The engine's reader of a compiled form held here in `parts` (loadCompiled): fills
+// `view`, a buffer in wasm memory, with the form's bytes from `offset`, and says
+// whether it could. A part set to null (let go after a restore) cannot be read. It
+// never throws: an exception would unwind through the engine's C++ frames without
+// running their destructors.
+function formReader(parts) {
+  const starts = [];  // each part's offset in the form
+  let size = 0;
+  for (const part of parts) {
+    starts.push(size);
+    size += part.length;
+  }
+  const read = (offset, view) => {
     try {
-      const part = bytes.subarray(offset, offset + view.length);
-      if (part.length !== view.length) return false;
-      view.set(part);
+      if (offset + view.length > size) return false;
+      // The last part that starts at or before `offset`, then on from there.
+      let lo = 0;
+      for (let hi = parts.length - 1; lo < hi;) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      for (let i = lo, done = 0; done < view.length; ++i) {
+        const from = offset + done - starts[i];
+        const piece = parts[i].subarray(from, from + view.length - done);
+        view.set(piece, done);
+        done += piece.length;
+      }
       return true;
     } catch {
       return false;
     }
   };
+  return { read, size, starts };
+}
+
+// `pieces` (Uint8Arrays, in order) cut at the offsets `cuts` (ascending, from 0 to
+// their total size) into one Uint8Array for each non-empty span. A piece that is a
+// span exactly is that span's array, not copied.
+function cutPieces(pieces, cuts) {
+  const out = [];
+  let piece = 0;
+  let pieceStart = 0;  // the form's offset of pieces[piece]
+  for (let k = 0; k + 1 < cuts.length; ++k) {
+    const [begin, end] = [cuts[k], cuts[k + 1]];
+    if (end <= begin) continue;
+    while (pieceStart + pieces[piece].length <= begin) pieceStart += pieces[piece++].length;
+    if (pieceStart === begin && pieces[piece].length === end - begin) {
+      out.push(pieces[piece]);
+      continue;
+    }
+    const span = new Uint8Array(end - begin);
+    for (let i = piece, at = pieceStart; at < end; at += pieces[i++].length) {
+      const from = Math.max(begin, at);
+      const to = Math.min(end, at + pieces[i].length);
+      span.set(pieces[i].subarray(from - at, to - at), from - begin);
+    }
+    out.push(span);
+  }
+  return out;
 }
 
 // Checks loadList/loadCompiled options and returns them as the binding's JSON.
@@ -268,82 +324,100 @@ class Engine {
   /**
    * Returns the compiled form of a loaded list as bytes, to keep in the reader's
    * own storage (IndexedDB) and restore with loadCompiled() after a restart,
-   * without parsing or compiling the list again. Throws FactlensError
-   * (`not_found`).
+   * without parsing or compiling the list again. With `{ parts: true }`, the same
+   * bytes as an array of Uint8Arrays, each over a buffer of its own, with the rule
+   * records apart: store the array as it is, and a restore with `transfer` keeps
+   * only the records' part. Throws FactlensError (`not_found`).
    * @param {string} listId
-   * @returns {Uint8Array}
+   * @param {{ parts?: boolean }} [options]
+   * @returns {Uint8Array | Uint8Array[]}
    */
-  exportCompiled(listId) {
+  exportCompiled(listId, options = {}) {
+    if (options === null || typeof options !== 'object') {
+      throw new FactlensError('argument', 'options must be an object');
+    }
     const handle = this.#live();
-    // The form comes out of wasm memory part by part (header, each section, the
+    // The form comes out of wasm memory piece by piece (header, each section, the
     // checksum), each built, copied here and freed before the next: it is never
     // whole in wasm memory, which keeps its peak.
-    const parts = [];
+    const pieces = [];
     let size = 0;
-    unwrap(handle.exportCompiled(String(listId), (view) => {
-      const part = view.slice();  // a copy: the view is valid during this call only
-      parts.push(part);
-      size += part.length;
+    const { records } = unwrap(handle.exportCompiled(String(listId), (view) => {
+      const piece = view.slice();  // a copy: the view is valid during this call only
+      pieces.push(piece);
+      size += piece.length;
     }));
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const part of parts) {
-      bytes.set(part, at);
-      at += part.length;
-    }
-    return bytes;
+    if (options.parts !== true) return cutPieces(pieces, [0, size])[0];
+    return cutPieces(pieces, [0, records[0], records[1], size]);
   }
 
   /**
-   * Restores a list from exportCompiled()'s bytes. Only pass bytes from your own
-   * storage: the compiled form is a cache of a list this engine accepted, not a
-   * signed artefact. The same options apply as to loadList (lastVersion, and
-   * allowUnsigned for lists that were loaded unsigned). Throws FactlensError
-   * (`format` for bytes that are corrupted or of another format version).
-   * @param {Uint8Array} bytes
+   * Restores a list from exportCompiled()'s bytes (or its parts). Only pass bytes
+   * from your own storage: the compiled form is a cache of a list this engine
+   * accepted, not a signed artefact. The same options apply as to loadList
+   * (lastVersion, and allowUnsigned for lists that were loaded unsigned). Throws
+   * FactlensError (`format` for bytes that are corrupted or of another format
+   * version).
+   * @param {Uint8Array | Uint8Array[]} bytes
    */
   loadCompiled(bytes, options = {}) {
-    if (!(bytes instanceof Uint8Array)) {
-      throw new FactlensError('argument', 'loadCompiled expects a Uint8Array');
-    }
+    const parts = formParts(bytes);
     const handle = this.#live();
     const optionsJson = loadOptionsJson(options);
     if (options.transfer !== true) {
       // The engine reads the form a part at a time (checksum, then each section as
       // it is imported), each copied into a buffer in wasm memory: the form is
       // never whole there, which keeps wasm memory's peak (it never shrinks).
-      const read = formReader(bytes);
-      const info = unwrap(handle.loadCompiledFrom(bytes.length, read, optionsJson, false)).info;
+      const { read, size } = formReader(parts);
+      const info = unwrap(handle.loadCompiledFrom(size, read, optionsJson, false)).info;
       this.#keptForms.delete(info.id);
       return info;
     }
-    // With `transfer`, the engine takes the bytes' buffer (it is detached from the
-    // caller: nobody can change or detach it after the checks) and keeps the rule
-    // records there, each read into wasm memory when its rule is first needed. A
-    // restore then writes no wasm memory for them: 21 MB at 100k rules, where the
-    // first writes to a fresh module's memory are most of a restore's time.
-    const { buffer } = bytes;
-    if (Object.prototype.toString.call(buffer) !== '[object ArrayBuffer]' ||
-        bytes.byteOffset !== 0 || bytes.byteLength !== buffer.byteLength) {
-      throw new FactlensError('argument', 'loadCompiled with transfer expects a Uint8Array ' +
-        'over the whole of its own ArrayBuffer (not part of a larger one, not shared)');
+    // With `transfer`, the engine takes the parts' buffers (they are detached from
+    // the caller: nobody can change or detach them after the checks) and keeps the
+    // rule records there, each read into wasm memory when its rule is first
+    // needed. A restore then writes no wasm memory for them: 21 MB at 100k rules,
+    // where the first writes to a fresh module's memory are most of a restore's
+    // time.
+    const buffers = parts.map((part) => part.buffer);
+    for (const [i, part] of parts.entries()) {
+      if (Object.prototype.toString.call(part.buffer) !== '[object ArrayBuffer]' ||
+          part.byteOffset !== 0 || part.byteLength !== part.buffer.byteLength) {
+        throw new FactlensError('argument', 'loadCompiled with transfer expects each Uint8Array ' +
+          `over the whole of its own ArrayBuffer (not part of a larger one, not shared): part ${i} is not`);
+      }
     }
-    // The whole form stays, as long as the list: cutting it to the records
-    // (ArrayBuffer.prototype.transfer with a length) copies them in Chromium, which
-    // costs a restore what leaving them out of wasm memory saved.
+    if (new Set(buffers).size !== buffers.length) {
+      throw new FactlensError('argument', 'loadCompiled with transfer expects each part over a buffer of its own');
+    }
     // A detached buffer (taken by an earlier call, say) has no bytes; some engines
     // refuse to transfer it, Node 20 transfers it empty.
-    let kept;
+    let taken;
     try {
-      if (buffer.byteLength === 0) throw new Error('the buffer is empty or detached');
-      kept = new Uint8Array(structuredClone(buffer, { transfer: [buffer] }));
+      if (buffers.some((buffer) => buffer.byteLength === 0)) {
+        throw new Error('a buffer is empty or detached');
+      }
+      taken = structuredClone(buffers, { transfer: buffers }).map((b) => new Uint8Array(b));
     } catch (error) {
       throw new FactlensError('argument',
         `loadCompiled with transfer could not take the bytes: ${error.message}`);
     }
-    const info = unwrap(handle.loadCompiledFrom(kept.length, formReader(kept), optionsJson,
-                                                true)).info;
-    this.#keptForms.set(info.id, kept.length);
+    const { read, size, starts } = formReader(taken);
+    const { info, kept: [begin, end] } =
+      unwrap(handle.loadCompiledFrom(size, read, optionsJson, true));
+    // The list reads its records alone from now on: the parts without any go.
+    // (Cutting a part to them, ArrayBuffer.prototype.transfer with a length,
+    // copies in Chromium, which costs a restore what leaving them out of wasm
+    // memory saved: a form is kept in exportCompiled's parts, the records apart.)
+    let keptBytes = 0;
+    for (let i = 0; i < taken.length; ++i) {
+      if (begin === end || starts[i] + taken[i].length <= begin || starts[i] >= end) {
+        taken[i] = null;
+      } else {
+        keptBytes += taken[i].length;
+      }
+    }
+    this.#keptForms.set(info.id, keptBytes);
     return info;
   }
 
@@ -408,7 +482,8 @@ class Engine {
    * from the wasm memory, in use or free) and `heapSize` (the wasm memory). The
    * module, and so the heap, is shared by every engine created from the same wasm
    * URL; works after dispose() too. And `keptFormBytes`: the JavaScript memory
-   * this engine holds for its lists restored with `transfer` (their forms).
+   * this engine holds for its lists restored with `transfer` (the parts of their
+   * forms that hold the rule records).
    */
   memoryStats() {
     let keptFormBytes = 0;

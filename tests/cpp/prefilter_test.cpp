@@ -1125,6 +1125,22 @@ TEST_CASE_METHOD(ExportedBenchLike,
   const auto [rule_begin, rule_size] = FormSection(blob, "RULE");
   const size_t rule_end = rule_begin + rule_size;
   REQUIRE(rule_end > rule_begin);
+  // What the list still reads (the wasm wrapper keeps those bytes alone): the
+  // records, the RULE section's end, where the export says they lie.
+  const auto [kept_begin, kept_end] = list->kept_form_range();
+  CHECK(kept_begin > rule_begin);
+  CHECK(kept_end == rule_end);
+  std::pair<uint64_t, uint64_t> exported_records;
+  std::string streamed;
+  REQUIRE(engine
+              .ExportCompiled(
+                  info.info.id, [&](std::string_view part) { streamed.append(part); },
+                  &exported_records)
+              .ok());
+  CHECK(streamed == blob);
+  CHECK(exported_records == std::pair<uint64_t, uint64_t>(kept_begin, kept_end));
+  CHECK(engine.Compiled(info.info.id)->kept_form_range() ==
+        std::pair<size_t, size_t>(0, 0));
   const size_t load_reads = reader.reads.size();
   std::mt19937 rng(31);
   int matched = 0;
@@ -1141,8 +1157,8 @@ TEST_CASE_METHOD(ExportedBenchLike,
   std::set<std::pair<size_t, size_t>> records;
   for (size_t i = load_reads; i < reader.reads.size(); ++i) {
     const auto& [offset, size] = reader.reads[i];
-    CHECK(offset >= rule_begin);
-    CHECK(offset + size <= rule_end);
+    CHECK(offset >= kept_begin);
+    CHECK(offset + size <= kept_end);
     CHECK(records.insert(reader.reads[i]).second);
   }
   // Searches read the ids through it too (withheld), and every claim (the index of

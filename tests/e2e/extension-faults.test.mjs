@@ -342,7 +342,7 @@ for (const browser of BROWSERS) {
     }
   });
 
-  test(`${browser}: a worker start restores the list from its compiled copy; a damaged copy falls back to the verified text`, async () => {
+  test(`${browser}: a worker start restores the list from its compiled copy, in parts or (as written before) whole; a damaged copy falls back to the verified text`, async () => {
     reply = good;
     const session = await launch(browser, extensions, dir, 'compiled');
     try {
@@ -360,7 +360,8 @@ for (const browser of BROWSERS) {
         open.onsuccess = () => {
           const get = open.result.transaction('lists').objectStore('lists').getAll();
           get.onsuccess = () => {
-            resolve(get.result.map((e) => ({ digest: e.digest, bytes: e.bytes.length })));
+            resolve(get.result.map((e) => ({ digest: e.digest, legacy: 'bytes' in e,
+              parts: (e.parts ?? [e.bytes]).map((part) => part.length) })));
             open.result.close();
           };
           get.onerror = () => reject(get.error);
@@ -370,10 +371,42 @@ for (const browser of BROWSERS) {
       assert.equal(entries.length, 1);
       const { digest } = entries[0];
       assert.match(digest, /^[0-9a-f]{64}$/);
-      assert.ok(entries[0].bytes > 1000, `${entries[0].bytes} bytes`);
+      // In parts: before the rule records, the records, after them.
+      assert.equal(entries[0].legacy, false);
+      assert.equal(entries[0].parts.length, 3, JSON.stringify(entries[0]));
+      assert.ok(entries[0].parts[1] > 1000, `${entries[0].parts} bytes`);
       const [first] = await restart();
       assert.equal(first.from, 'compiled', JSON.stringify(first));
       const page = await openFeed(session, pages);
+      await stillLabelled(page);
+
+      // An entry written before the form was kept in parts (the form whole, as
+      // `bytes`) is restored all the same.
+      await settings.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open('factlens-compiled');
+        open.onsuccess = () => {
+          const store = open.result.transaction('lists', 'readwrite').objectStore('lists');
+          const cursor = store.openCursor();
+          cursor.onsuccess = () => {
+            const { key, value } = cursor.result;
+            const bytes = new Uint8Array(value.parts.reduce((n, part) => n + part.length, 0));
+            let at = 0;
+            for (const part of value.parts) {
+              bytes.set(part, at);
+              at += part.length;
+            }
+            store.put({ digest: value.digest, bytes }, key).onsuccess = () => {
+              open.result.close();
+              resolve();
+            };
+          };
+          cursor.onerror = () => reject(cursor.error);
+        };
+        open.onerror = () => reject(open.error);
+      }));
+      assert.equal((await cached())[0].legacy, true);
+      const [whole] = await restart();
+      assert.equal(whole.from, 'compiled', JSON.stringify(whole));
       await stillLabelled(page);
 
       // Damaged bytes under the right digest: refused by the engine's checksum, the
@@ -387,7 +420,7 @@ for (const browser of BROWSERS) {
             const { key, value } = cursor.result;
             const bytes = value.bytes.slice();
             bytes[bytes.length >> 1] ^= 0xff;
-            store.put({ ...value, bytes }, key).onsuccess = () => {
+            store.put({ digest: value.digest, bytes }, key).onsuccess = () => {
               open.result.close();
               resolve();
             };
@@ -402,6 +435,7 @@ for (const browser of BROWSERS) {
       const [again] = await restart();
       assert.equal(again.from, 'compiled', 'the copy was written again after the fallback');
       assert.equal((await cached())[0].digest, digest);
+      assert.equal((await cached())[0].legacy, false);
       await stillLabelled(page);
       await assertSiteScriptWorks(page);
       assert.deepEqual(page.errors, []);

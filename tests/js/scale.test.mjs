@@ -5,9 +5,23 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { createEngine, FactlensError } from '../../web/index.js';
 import { generateWorkload } from '../../scripts/bench/generate.mjs';
-import { sectionSizes } from '../../scripts/bench/compiled-form.mjs';
 
 const SEED = 20250115;  // the seed `npm run bench` uses
+
+// The sizes of a compiled form's sections, by tag ({ RULE: n, ... }), from its
+// section table (wasm/README's layout: magic, version, section count, then each
+// section's tag, length and bytes).
+function sectionSizes(form) {
+  const view = new DataView(form.buffer, form.byteOffset, form.byteLength);
+  const sizes = {};
+  let at = 12;
+  for (let i = 0; i < view.getUint32(8, true); i++) {
+    const tag = String.fromCharCode(...form.subarray(at, at + 4));
+    sizes[tag] = view.getUint32(at + 4, true);
+    at += 8 + sizes[tag];
+  }
+  return sizes;
+}
 
 for (const [ruleCount, postCount] of [[1000, 2000], [10000, 200]]) {
   test(`prefilter: same verdicts with and without it, bench workload of ${ruleCount} rules`, async () => {
@@ -30,12 +44,16 @@ for (const [ruleCount, postCount] of [[1000, 2000], [10000, 200]]) {
 }
 
 // An engine with workload `w`'s list loaded (an unsigned draft), the list's info
-// and its compiled form.
+// and its compiled form, whole and in parts.
 async function exported(w) {
   const engine = await createEngine();
   const info = engine.loadList(w.listText, { allowUnsigned: true });
-  return { engine, info, bytes: engine.exportCompiled(info.id) };
+  return { engine, info, bytes: engine.exportCompiled(info.id),
+    parts: engine.exportCompiled(info.id, { parts: true }) };
 }
+
+// The bytes of `parts`, one after another.
+const joined = (parts) => new Uint8Array(Buffer.concat(parts));
 
 test('compiled form: a restored list gives identical verdicts', async () => {
   const w = generateWorkload({ seed: SEED, ruleCount: 1000, postCount: 500 });
@@ -55,16 +73,21 @@ test('compiled form: a restored list gives identical verdicts', async () => {
 
 // The 30k-rule bench list the memory tests load, generated once (0.6 s), and its
 // compiled form, made once for the restore tests.
-let workload30kCache, form30kCache;
+let workload30kCache, form30kCache, parts30kCache;
 const workload30k = () =>
   (workload30kCache ??= generateWorkload({ seed: SEED, ruleCount: 30000, postCount: 1 }));
 async function form30k() {
   if (!form30kCache) {
-    const { engine, bytes } = await exported(workload30k());
+    const { engine, bytes, parts } = await exported(workload30k());
     engine.dispose();
     form30kCache = bytes;
+    parts30kCache = parts;
   }
   return form30kCache;
+}
+async function parts30k() {
+  await form30k();
+  return parts30kCache;
 }
 
 // Runs `body` (the text of an async function body that reads `engine` and `data`
@@ -111,26 +134,39 @@ test('compiled form: a restore holds neither the form nor a section whole in was
 
 // With `transfer`, the engine takes the form's buffer and leaves the rule records
 // in it, reading a rule's record into wasm memory when the rule is first needed:
-// the heap after a restore holds neither the form nor the records.
+// the heap after a restore holds neither the form nor the records. Of a form in
+// parts (exportCompiled with `parts`), it keeps the records' part alone.
 test('compiled form: with transfer, the rule records stay in the bytes the engine took', async () => {
   const bytes = await form30k();
+  const parts = await parts30k();
   const body = (transfer) => `engine.loadCompiled(data, { allowUnsigned: true, transfer: ${transfer} });
     const stats = engine.memoryStats();
-    return { stats, left: data.length };`;
+    return { stats, left: [data].flat().reduce((n, part) => n + part.length, 0) };`;
   const copied = await inFreshModule(body(false), bytes);
   const kept = await inFreshModule(body(true), bytes);
+  const keptParts = await inFreshModule(body(true), parts);
   const records = sectionSizes(bytes).RULE;
   assert.equal(copied.left, bytes.length);
-  assert.equal(kept.left, 0, 'the worker\'s bytes were taken');
-  assert.ok(kept.stats.bytesInUse < copied.stats.bytesInUse - 0.9 * records,
-    `heap in use ${kept.stats.bytesInUse} B with transfer, ${copied.stats.bytesInUse} B ` +
-    `without, for ${records} B of records`);
-  assert.ok(kept.stats.heapReserved - kept.stats.bytesInUse < records / 4);
+  assert.equal(copied.stats.keptFormBytes, 0);
+  for (const k of [kept, keptParts]) {
+    assert.equal(k.left, 0, 'the worker\'s bytes were taken');
+    assert.ok(k.stats.bytesInUse < copied.stats.bytesInUse - 0.9 * records,
+      `heap in use ${k.stats.bytesInUse} B with transfer, ${copied.stats.bytesInUse} B ` +
+      `without, for ${records} B of records`);
+    assert.ok(k.stats.heapReserved - k.stats.bytesInUse < records / 4);
+  }
+  assert.equal(kept.stats.keptFormBytes, bytes.length);
+  // The parts: before the records, the records (the RULE section but its counts and
+  // strings), after them; only the records' part is kept.
+  assert.equal(parts.length, 3);
+  assert.deepEqual(joined(parts), bytes);
+  assert.ok(parts[1].length < records && parts[1].length > 0.9 * records);
+  assert.equal(keptParts.stats.keptFormBytes, parts[1].length);
 });
 
-test('compiled form: a list restored with transfer gives identical verdicts, searches and export', async () => {
+test('compiled form: a list restored with transfer, whole or in parts, gives identical verdicts, searches and export', async () => {
   const w = generateWorkload({ seed: SEED, ruleCount: 1000, postCount: 500 });
-  const { engine, info, bytes } = await exported(w);
+  const { engine, info, bytes, parts } = await exported(w);
   const restored = await createEngine();
   const taken = bytes.slice();
   assert.deepEqual(restored.loadCompiled(taken, { allowUnsigned: true, transfer: true }), info);
@@ -147,6 +183,32 @@ test('compiled form: a list restored with transfer gives identical verdicts, sea
   assert.ok(matched > 20, `${matched} posts matched`);
   for (const post of w.posts.slice(0, 20)) assert.deepEqual(restored.search(post, 5), engine.search(post, 5));
   assert.deepEqual(restored.exportCompiled(info.id), bytes);
+  // The same from the form in parts: the records' part alone is kept.
+  assert.deepEqual(joined(parts), bytes);
+  assert.deepEqual(restored.loadCompiled(parts, { allowUnsigned: true, transfer: true }), info);
+  assert.deepEqual(parts.map((part) => part.length), [0, 0, 0], 'the caller\'s parts are detached');
+  const recordsPart = restored.memoryStats().keptFormBytes;
+  assert.ok(recordsPart > 0 && recordsPart < bytes.length / 2, `${recordsPart} of ${bytes.length} B kept`);
+  for (const post of w.posts) assert.deepEqual(restored.check(post), engine.check(post));
+  for (const post of w.posts.slice(0, 20)) assert.deepEqual(restored.search(post, 5), engine.search(post, 5));
+  assert.deepEqual(restored.exportCompiled(info.id), bytes);
+  assert.deepEqual(joined(restored.exportCompiled(info.id, { parts: true })), bytes);
+  // Parts over one buffer, or anything but Uint8Arrays, are refused; the caller keeps them.
+  const shared = bytes.slice();
+  const halves = [shared.subarray(0, 100), shared.subarray(100)];
+  assert.throws(() => restored.loadCompiled(halves, { allowUnsigned: true, transfer: true }),
+    (e) => e instanceof FactlensError && e.kind === 'argument' && /part 0/.test(e.message));
+  const twice = new Uint8Array(8);
+  assert.throws(() => restored.loadCompiled([twice, twice], { allowUnsigned: true, transfer: true }),
+    (e) => e instanceof FactlensError && e.kind === 'argument' && /buffer of its own/.test(e.message));
+  assert.throws(() => restored.loadCompiled([bytes, 'more'], { allowUnsigned: true }),
+    (e) => e instanceof FactlensError && e.kind === 'argument' && /array of Uint8Arrays/.test(e.message));
+  assert.equal(shared.length, bytes.length);
+  // Parts without transfer are read where they are, as a whole form is.
+  assert.deepEqual(restored.loadCompiled(halves, { allowUnsigned: true }), info);
+  assert.equal(restored.memoryStats().keptFormBytes, 0);
+  assert.deepEqual(restored.exportCompiled(info.id), bytes);
+  restored.loadCompiled(bytes.slice(), { allowUnsigned: true, transfer: true });
   // Only a whole, unshared buffer can be taken; the caller keeps anything else.
   const larger = new Uint8Array(bytes.length + 16);
   larger.set(bytes);

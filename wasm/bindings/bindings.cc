@@ -148,7 +148,8 @@ class EngineBinding {
   // With `keep`, `read` reads the same bytes for as long as the list stays
   // loaded (the wrapper has taken the caller's buffer), and the list keeps it:
   // its rule records stay in JavaScript, read one at a time when a rule is
-  // needed.
+  // needed. The result's "kept" says which bytes those are, [begin, end): `read`
+  // is asked for no others after the load.
   std::string LoadCompiledFrom(size_t size, emscripten::val read,
                                const std::string& options_json, bool keep) {
     LoadOptions options;
@@ -159,8 +160,13 @@ class EngineBinding {
     s = engine_.LoadCompiled(size, reader, options, &info, keep);
     reader.FreePart();  // the last part read (up to 256 KB) would stay with the list
     if (!s.ok()) return StatusJson(s);
-    return json({{"ok", true}, {"info", InfoJson(info)}})
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    json result = {{"ok", true}, {"info", InfoJson(info)}};
+    if (keep) {
+      // What the list still reads: the wrapper lets go of the form's other parts.
+      const auto [begin, end] = engine_.Compiled(info.info.id)->kept_form_range();
+      result["kept"] = {begin, end};
+    }
+    return result.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
   // Returns a view of a buffer of `size` bytes in wasm memory, for the next
@@ -195,11 +201,19 @@ class EngineBinding {
   // view of wasm memory valid during the call only (the sink copies it): a section
   // is built just before and freed just after, so the form is never whole in wasm
   // memory, which keeps its peak. Returns a status JSON.
+  // With the status, "records": where the rule records lie in the form (the
+  // wrapper's exportCompiled with `parts` splits it there).
   std::string ExportCompiled(const std::string& id, emscripten::val sink) {
-    return StatusJson(engine_.ExportCompiled(id, [&sink](std::string_view part) {
-      sink(emscripten::val(emscripten::typed_memory_view(
-          part.size(), reinterpret_cast<const unsigned char*>(part.data()))));
-    }));
+    std::pair<uint64_t, uint64_t> records;
+    const Status s = engine_.ExportCompiled(
+        id,
+        [&sink](std::string_view part) {
+          sink(emscripten::val(emscripten::typed_memory_view(
+              part.size(), reinterpret_cast<const unsigned char*>(part.data()))));
+        },
+        &records);
+    if (!s.ok()) return StatusJson(s);
+    return json({{"ok", true}, {"records", {records.first, records.second}}}).dump();
   }
 
  private:

@@ -203,11 +203,14 @@ namespace {
 
 constexpr char kMagic[4] = {'F', 'L', 'C', 'L'};
 constexpr uint32_t kLoadSection = SectionTag("LOAD");
+constexpr uint32_t kRuleSection = SectionTag("RULE");  // CompiledList's, with the records
 
 }  // namespace
 
 Status Engine::ExportCompiled(std::string_view list_id,
-                              const std::function<void(std::string_view)>& emit) const {
+                              const std::function<void(std::string_view)>& emit,
+                              std::pair<uint64_t, uint64_t>* records) const {
+  if (records != nullptr) *records = {0, 0};
   auto it = std::find_if(lists_.begin(), lists_.end(),
                          [&](const auto& l) { return l->info.info.id == list_id; });
   if (it == lists_.end()) {
@@ -243,8 +246,10 @@ Status Engine::ExportCompiled(std::string_view list_id,
     body += 8 + counter.size() + section.held_size;
   }
   Checksum64Stream sum(body);
+  uint64_t emitted = 0;
   auto put = [&](std::string_view part) {
     sum.Add(part);
+    emitted += part.size();
     emit(part);
   };
   {
@@ -265,11 +270,15 @@ Status Engine::ExportCompiled(std::string_view list_id,
     w.Reserve(sizes[i]);
     sections[i].write(&w);
     w.Flush();
+    // The records are the RULE section's bytes after its counts and strings.
+    const bool rule_section = sections[i].tag == kRuleSection;
+    if (records != nullptr && rule_section) *records = {emitted, emitted};
     if (sections[i].held_size > 0 && !sections[i].put_held(put)) {
       return Status(ErrorKind::kFormat,
                     "the list's rule records could not be read from the compiled form "
                     "it was restored from (its bytes are no longer there)");
     }
+    if (records != nullptr && rule_section) records->second = emitted;
   }
   ByteWriter trailer;
   trailer.U64(sum.Finish());

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "factlens/list.h"
@@ -115,9 +116,13 @@ class Engine {
   // section's tag and length, its bytes, ..., the checksum). A section is built
   // just before it is given and freed just after, so the form is never whole in
   // memory: the wasm binding copies each part out (wasm memory keeps its peak).
-  // A part is valid during the call only.
+  // A part is valid during the call only. With `records`, *records is where the
+  // rule records lie in the form, [first, second): all a list restored with a
+  // kept reader reads after the restore (CompiledList::kept_form_range), so the
+  // wasm wrapper hands a form out in parts split there.
   Status ExportCompiled(std::string_view list_id,
-                        const std::function<void(std::string_view)>& emit) const;
+                        const std::function<void(std::string_view)>& emit,
+                        std::pair<uint64_t, uint64_t>* records = nullptr) const;
 
   // Restores a list from ExportCompiled's bytes, replacing a loaded list with
   // the same id. The list's info (id, version, expires, digest, key) travels

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "factlens/list.h"
@@ -185,6 +186,13 @@ class CompiledList {
   // Returns the id of rule `index` without decoding the rest of it. With a kept
   // reader (Import), the view is valid until the next call of rule_id or rule.
   std::string_view rule_id(uint32_t index) const;
+  // With a kept reader (Import), the bytes of the form it still reads, [first,
+  // second): the rule records. The rest of the form can go (the wasm wrapper keeps
+  // only the parts of a form in parts that hold them). {0, 0} without one.
+  std::pair<size_t, size_t> kept_form_range() const {
+    if (!kept_reader_) return {0, 0};
+    return {kept_records_at_, kept_records_at_ + rule_offsets_.back()};
+  }
 
   struct Matchers;  // opaque: the matchers and their prefilter (match.cc)
 
