@@ -380,21 +380,23 @@ for (const browser of BROWSERS) {
       const page = await openFeed(session, pages);
       await stillLabelled(page);
 
-      // An entry written before the form was kept in parts (the form whole, as
-      // `bytes`) is restored all the same.
-      await settings.evaluate(() => new Promise((resolve, reject) => {
+      // Writes the entry again as one written before the form was kept in parts
+      // (the form whole, as `bytes`), with a byte in its middle flipped if `damage`.
+      const rewriteWhole = (damage) => settings.evaluate((flip) => new Promise((resolve, reject) => {
         const open = indexedDB.open('factlens-compiled');
         open.onsuccess = () => {
           const store = open.result.transaction('lists', 'readwrite').objectStore('lists');
           const cursor = store.openCursor();
           cursor.onsuccess = () => {
             const { key, value } = cursor.result;
-            const bytes = new Uint8Array(value.parts.reduce((n, part) => n + part.length, 0));
+            const parts = value.parts ?? [value.bytes];
+            const bytes = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
             let at = 0;
-            for (const part of value.parts) {
+            for (const part of parts) {
               bytes.set(part, at);
               at += part.length;
             }
+            if (flip) bytes[bytes.length >> 1] ^= 0xff;
             store.put({ digest: value.digest, bytes }, key).onsuccess = () => {
               open.result.close();
               resolve();
@@ -403,7 +405,10 @@ for (const browser of BROWSERS) {
           cursor.onerror = () => reject(cursor.error);
         };
         open.onerror = () => reject(open.error);
-      }));
+      }), damage);
+
+      // An entry written whole is restored all the same.
+      await rewriteWhole(false);
       assert.equal((await cached())[0].legacy, true);
       const [whole] = await restart();
       assert.equal(whole.from, 'compiled', JSON.stringify(whole));
@@ -411,24 +416,7 @@ for (const browser of BROWSERS) {
 
       // Damaged bytes under the right digest: refused by the engine's checksum, the
       // list loaded from its verified text instead, and the copy written again.
-      await settings.evaluate(() => new Promise((resolve, reject) => {
-        const open = indexedDB.open('factlens-compiled');
-        open.onsuccess = () => {
-          const store = open.result.transaction('lists', 'readwrite').objectStore('lists');
-          const cursor = store.openCursor();
-          cursor.onsuccess = () => {
-            const { key, value } = cursor.result;
-            const bytes = value.bytes.slice();
-            bytes[bytes.length >> 1] ^= 0xff;
-            store.put({ digest: value.digest, bytes }, key).onsuccess = () => {
-              open.result.close();
-              resolve();
-            };
-          };
-          cursor.onerror = () => reject(cursor.error);
-        };
-        open.onerror = () => reject(open.error);
-      }));
+      await rewriteWhole(true);
       const [fallback] = await restart();
       assert.equal(fallback.from, 'text', JSON.stringify(fallback));
       await stillLabelled(page);

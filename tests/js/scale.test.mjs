@@ -185,6 +185,7 @@ test('compiled form: a list restored with transfer, whole or in parts, gives ide
   assert.deepEqual(restored.exportCompiled(info.id), bytes);
   // The same from the form in parts: the records' part alone is kept.
   assert.deepEqual(joined(parts), bytes);
+  const partEnds = [parts[0].length, parts[0].length + parts[1].length];
   assert.deepEqual(restored.loadCompiled(parts, { allowUnsigned: true, transfer: true }), info);
   assert.deepEqual(parts.map((part) => part.length), [0, 0, 0], 'the caller\'s parts are detached');
   const recordsPart = restored.memoryStats().keptFormBytes;
@@ -204,6 +205,12 @@ test('compiled form: a list restored with transfer, whole or in parts, gives ide
   assert.throws(() => restored.loadCompiled([bytes, 'more'], { allowUnsigned: true }),
     (e) => e instanceof FactlensError && e.kind === 'argument' && /array of Uint8Arrays/.test(e.message));
   assert.equal(shared.length, bytes.length);
+  // A byte damaged in the records' part is refused as in a whole form.
+  const damaged = [bytes.slice(0, partEnds[0]), bytes.slice(partEnds[0], partEnds[1]),
+    bytes.slice(partEnds[1])];
+  damaged[1][damaged[1].length >> 1] ^= 0x40;
+  assert.throws(() => restored.loadCompiled(damaged, { allowUnsigned: true, transfer: true }),
+    (e) => e instanceof FactlensError && e.kind === 'format' && /checksum/.test(e.message));
   // Parts without transfer are read where they are, as a whole form is.
   assert.deepEqual(restored.loadCompiled(halves, { allowUnsigned: true }), info);
   assert.equal(restored.memoryStats().keptFormBytes, 0);
