@@ -61,8 +61,12 @@ export class CompiledCache {
       const entry = await this.#run('readonly', (store) => store.get(url));
       if (typeof entry?.digest !== 'string') return null;
       // An entry written before the form was kept in parts holds it whole.
-      const parts = entry.bytes instanceof Uint8Array ? [entry.bytes] : entry.parts;
-      if (!Array.isArray(parts) || !parts.every((part) => part instanceof Uint8Array)) return null;
+      if (entry.bytes instanceof Uint8Array) return { digest: entry.digest, parts: [entry.bytes] };
+      if (!Array.isArray(entry.parts) || !entry.parts.every((part) => part instanceof Blob)) {
+        return null;
+      }
+      const parts = await Promise.all(
+        entry.parts.map(async (part) => new Uint8Array(await part.arrayBuffer())));
       return { digest: entry.digest, parts };
     } catch (error) {
       console.warn('factlens: compiled list cache:', error?.message ?? error);
@@ -70,10 +74,15 @@ export class CompiledCache {
     }
   }
 
-  /** Stores the compiled form's `parts` of the list with `digest` for `url` (one write). */
+  /** Stores the compiled form's `parts` (Uint8Arrays) of the list with `digest` for
+   *  `url` (one write). */
   async put(url, digest, parts) {
     try {
-      await this.#run('readwrite', (store) => store.put({ digest, parts }, url));
+      // As Blobs: Chromium 156 read a 100k-rule form (46 MB) stored as Blobs in 220
+      // ms, stored as Uint8Arrays in 650-800 ms (a fresh worker each; the restore
+      // itself took 300 ms more).
+      const blobs = parts.map((part) => new Blob([part]));
+      await this.#run('readwrite', (store) => store.put({ digest, parts: blobs }, url));
     } catch (error) {
       console.warn('factlens: compiled list cache:', error?.message ?? error);
     }

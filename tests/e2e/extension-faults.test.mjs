@@ -361,7 +361,8 @@ for (const browser of BROWSERS) {
           const get = open.result.transaction('lists').objectStore('lists').getAll();
           get.onsuccess = () => {
             resolve(get.result.map((e) => ({ digest: e.digest, legacy: 'bytes' in e,
-              parts: (e.parts ?? [e.bytes]).map((part) => part.length) })));
+              blobs: (e.parts ?? []).every((part) => part instanceof Blob),
+              parts: (e.parts ?? [e.bytes]).map((part) => part.size ?? part.length) })));
             open.result.close();
           };
           get.onerror = () => reject(get.error);
@@ -371,8 +372,9 @@ for (const browser of BROWSERS) {
       assert.equal(entries.length, 1);
       const { digest } = entries[0];
       assert.match(digest, /^[0-9a-f]{64}$/);
-      // In parts: before the rule records, the records, after them.
+      // In parts (as Blobs): before the rule records, the records, after them.
       assert.equal(entries[0].legacy, false);
+      assert.equal(entries[0].blobs, true);
       assert.equal(entries[0].parts.length, 3, JSON.stringify(entries[0]));
       assert.ok(entries[0].parts[1] > 1000, `${entries[0].parts} bytes`);
       const [first] = await restart();
@@ -382,30 +384,31 @@ for (const browser of BROWSERS) {
 
       // Writes the entry again as one written before the form was kept in parts
       // (the form whole, as `bytes`), with a byte in its middle flipped if `damage`.
-      const rewriteWhole = (damage) => settings.evaluate((flip) => new Promise((resolve, reject) => {
-        const open = indexedDB.open('factlens-compiled');
-        open.onsuccess = () => {
-          const store = open.result.transaction('lists', 'readwrite').objectStore('lists');
-          const cursor = store.openCursor();
-          cursor.onsuccess = () => {
-            const { key, value } = cursor.result;
-            const parts = value.parts ?? [value.bytes];
-            const bytes = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-            let at = 0;
-            for (const part of parts) {
-              bytes.set(part, at);
-              at += part.length;
-            }
-            if (flip) bytes[bytes.length >> 1] ^= 0xff;
-            store.put({ digest: value.digest, bytes }, key).onsuccess = () => {
-              open.result.close();
-              resolve();
-            };
-          };
-          cursor.onerror = () => reject(cursor.error);
-        };
-        open.onerror = () => reject(open.error);
-      }), damage);
+      const rewriteWhole = (damage) => settings.evaluate(async (flip) => {
+        const done = (request) => new Promise((resolve, reject) => {
+          request.onsuccess = () => resolve(request.result);
+          request.onerror = () => reject(request.error);
+        });
+        const db = await done(indexedDB.open('factlens-compiled'));
+        const [key] = await done(db.transaction('lists').objectStore('lists').getAllKeys());
+        const value = await done(db.transaction('lists').objectStore('lists').get(key));
+        const parts = value.bytes ? [value.bytes]
+          : await Promise.all(value.parts.map(async (part) => new Uint8Array(await part.arrayBuffer())));
+        const bytes = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+        let at = 0;
+        for (const part of parts) {
+          bytes.set(part, at);
+          at += part.length;
+        }
+        if (flip) bytes[bytes.length >> 1] ^= 0xff;
+        const write = db.transaction('lists', 'readwrite');
+        write.objectStore('lists').put({ digest: value.digest, bytes }, key);
+        await new Promise((resolve, reject) => {
+          write.oncomplete = resolve;
+          write.onerror = () => reject(write.error);
+        });
+        db.close();
+      }, damage);
 
       // An entry written whole is restored all the same.
       await rewriteWhole(false);
