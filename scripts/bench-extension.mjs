@@ -340,7 +340,10 @@ try {
   await settings.goto(`chrome-extension://${id}/pages/options.html`);
   const restart = () => settings.evaluate(() =>
     chrome.runtime.sendMessage({ type: 'test', op: 'restart-engine' }));
-  const fromCompiled = (await restart()).engine.restored[0];
+  // Five starts from the compiled copy: one is at the mercy of the host's load.
+  const fromCompiled = [];
+  for (let i = 0; i < 5; i++) fromCompiled.push((await restart()).engine.restored[0]);
+  const compiledMs = fromCompiled.map((r) => r.ms).sort((a, b) => a - b);
   await settings.evaluate(() => new Promise((resolve, reject) => {
     const open = indexedDB.open('factlens-compiled');
     open.onerror = () => reject(open.error);
@@ -352,8 +355,9 @@ try {
     };
   }));
   const fromText = (await restart()).engine.restored[0];
-  console.log(`worker start, list restored: from its compiled copy (${fromCompiled.from}) ` +
-    `${fmt(fromCompiled.ms, 0)} ms; from its text (${fromText.from}) ${fmt(fromText.ms, 0)} ms`);
+  console.log(`worker start, list restored: from its compiled copy (${fromCompiled[0].from}) ` +
+    `${fmt(compiledMs[2], 0)} ms (median of 5: ${compiledMs.map((ms) => fmt(ms, 0)).join(', ')}; ` +
+    `IndexedDB's read included); from its text (${fromText.from}) ${fmt(fromText.ms, 0)} ms`);
 } finally {
   for (const step of cleanup.reverse()) await step().catch(() => {});
   await rm(dir, { recursive: true, force: true });
