@@ -168,6 +168,7 @@ export interface Engine {
    */
   exportCompiled(listId: string, options?: { parts?: false }): Uint8Array;
   exportCompiled(listId: string, options: { parts: true }): Uint8Array[];
+  exportCompiled(listId: string, options?: { parts?: boolean }): Uint8Array | Uint8Array[];
   /**
    * Restores a list from exportCompiled() bytes (whole or in parts), without
    * parsing or compiling it again. Only pass bytes from your own storage.
