@@ -382,6 +382,34 @@ for (const browser of BROWSERS) {
       const page = await openFeed(session, pages);
       await stillLabelled(page);
 
+      // The list's text is stored apart from the subscription's state (a worker start
+      // from the compiled copy never reads it); an entry written before, with the
+      // text in it, is restored and then rewritten so.
+      const stored = () => settings.evaluate(async () => {
+        const all = await chrome.storage.local.get(null);
+        const [url] = all.subscriptions;
+        const sub = all[`sub:${url}`];
+        return { url, textInSub: typeof sub.good?.text === 'string', digest: sub.good?.digest,
+                 apart: all[`text:${url}`] ? { digest: all[`text:${url}`].digest,
+                                                length: all[`text:${url}`].text.length } : null };
+      });
+      const split = await stored();
+      assert.equal(split.textInSub, false);
+      assert.equal(split.apart?.digest, digest);
+      assert.ok(split.apart.length > 1000, JSON.stringify(split));
+      await settings.evaluate(async (url) => {
+        const key = `sub:${url}`;
+        const sub = (await chrome.storage.local.get(key))[key];
+        const { text } = (await chrome.storage.local.get(`text:${url}`))[`text:${url}`];
+        await chrome.storage.local.set({ [key]: { ...sub, good: { ...sub.good, text } } });
+        await chrome.storage.local.remove(`text:${url}`);
+      }, split.url);
+      assert.deepEqual({ ...(await stored()), digest }, { ...split, textInSub: true, apart: null });
+      const [fromOld] = await restart();
+      assert.equal(fromOld.from, 'compiled', JSON.stringify(fromOld));
+      assert.deepEqual(await stored(), split);
+      await stillLabelled(page);
+
       // Writes the entry again as one written before the form was kept in parts
       // (the form whole, as `bytes`), with a byte in its middle flipped if `damage`.
       const rewriteWhole = (damage) => settings.evaluate(async (flip) => {
