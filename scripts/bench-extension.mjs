@@ -14,7 +14,8 @@
 //   - memory of the background engine: the size of the service worker's wasm memory
 //     (a hook added to the bench's own copy of the package notes the instances);
 //   - a worker start's list restore, from the compiled copy and from the text (the
-//     e2e-only restart-engine hook, which the bench's package has).
+//     e2e-only restart-engine hook, which the bench's package has), and whole cold
+//     starts (the worker stopped through the DevTools protocol, woken by a message).
 //
 //   node scripts/bench-extension.mjs [--posts N] [--rules N] [--runs N] [--lines] [--sample-us N]   (npm run bench:extension)
 // Needs build/bin/factlens (npm run build) for keygen and signing.
@@ -358,6 +359,25 @@ try {
   console.log(`worker start, list restored: from its compiled copy (${fromCompiled[0].from}) ` +
     `${fmt(compiledMs[2], 0)} ms (median of 5: ${compiledMs.map((ms) => fmt(ms, 0)).join(', ')}; ` +
     `IndexedDB's read included); from its text (${fromText.from}) ${fmt(fromText.ms, 0)} ms`);
+  // Whole cold starts: the service worker stopped (DevTools protocol), then woken by a
+  // message, to its answer (the worker's start, the engine's, the list's restore from
+  // its compiled copy, written again by the restart from text above).
+  const cdp = await context.newCDPSession(settings);
+  await cdp.send('ServiceWorker.enable');
+  const coldMs = [];
+  for (let i = 0; i < 5; i++) {
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const t0 = performance.now();
+    const answer = await settings.evaluate(() => chrome.runtime.sendMessage({ type: 'status' }));
+    coldMs.push(performance.now() - t0);
+    if (answer.engine.restored[0]?.from !== 'compiled') {
+      throw new Error(`a cold start restored ${JSON.stringify(answer.engine.restored)}`);
+    }
+  }
+  coldMs.sort((a, b) => a - b);
+  console.log(`cold worker start (stopped, woken by a message, to its answer): ${fmt(coldMs[2], 0)} ms ` +
+    `(median of 5: ${coldMs.map((ms) => fmt(ms, 0)).join(', ')})`);
 } finally {
   for (const step of cleanup.reverse()) await step().catch(() => {});
   await rm(dir, { recursive: true, force: true });
