@@ -8,9 +8,11 @@
 // list must be loaded from it: reading it with the state cost a worker start 1.7 s at
 // 100k rules in Chromium 156 (and each status request as much again), where the list
 // is restored from its compiled copy. An entry written before (the text in `good`)
-// is read as it is and rewritten apart on the next start. A download is used only after the engine verified it (signature against the
-// pinned key, expiry, version and digest against the last good one); otherwise the
-// last good list stays in use and the failure is kept as the subscription's state.
+// is read as it is and rewritten apart on the next start.
+//
+// A download is used only after the engine verified it (signature against the pinned
+// key, expiry, version and digest against the last good one); otherwise the last good
+// list stays in use and the failure is kept as the subscription's state.
 //
 // Downloads are strict: https only, the subscribed URL itself (any redirect is refused,
 // so nothing is fetched from another origin), a JSON/text/octet-stream content type (an
@@ -226,11 +228,14 @@ export class Subscriptions {
   }
 
   // Rewrites an entry written before the text was kept apart (its text in `good`),
-  // once its list is loaded: the text moves to `text:<url>`, in the same set().
+  // once its list is loaded: the text moves to `text:<url>`, in the same set(). The
+  // entry is read again, so that nothing written since is undone.
   async #keepTextApart(sub) {
     if (typeof sub.good.text !== 'string') return;
-    const { text, ...good } = sub.good;
-    await this.#putWithText({ ...sub, good }, text);
+    const current = await this.#get(sub.url);
+    if (typeof current?.good?.text !== 'string' || current.good.digest !== sub.good.digest) return;
+    const { text, ...good } = current.good;
+    await this.#putWithText({ ...current, good }, text);
   }
 
   // Loads the cached compiled form of `sub`'s last good list, if the cache holds the
