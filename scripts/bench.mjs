@@ -275,7 +275,7 @@ async function main() {
       console.log(`  load from text       wasm ${fmtRuns(full.loadTextMs)}   native ${fmt(native.loadTextMs, 0)} ms`);
       console.log(`  load from compiled   wasm ${fmtRuns(full.loadCompiledMs)}   native ${fmt(native.loadCompiledMs, 0)} ms` +
         `   (${mb(formBytes)} MB compiled form in ${parts.length} parts, ` +
-        `${mb(parts.length === 3 ? parts[1].length : 0)} MB of it the rule records' part, which the ` +
+        `${mb(memAfterCompiled.keptFormBytes)} MB of it the rule records' part, which the ` +
         `engine takes and keeps, as the extension restores; export ${fmt(exportMs, 0)} ms)`);
       if (full.loadCopiedMs.length) {
         console.log(`  ... records copied   wasm ${fmtRuns(full.loadCopiedMs)}   ` +
