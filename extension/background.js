@@ -24,6 +24,7 @@ import { exhaustMemoryForTests } from './engine/engine.js';
 import config from './config.js';
 import { Subscriptions } from './subscriptions.js';
 import { CompiledCache } from './compiled-cache.js';
+import { ListTexts } from './list-texts.js';
 import { parsePortMessage, validateMessage } from './messages.js';
 
 const extensionOrigin = chrome.runtime.getURL('');
@@ -58,7 +59,7 @@ const ready = (async () => {
   if (engineStatus?.state === 'failed') await showEngineState();
   const subscriptions = new Subscriptions({ engine, storage: chrome.storage.local, config, now,
                                             onChange: broadcastListsChanged,
-                                            compiled: new CompiledCache() });
+                                            compiled: new CompiledCache(), texts: new ListTexts() });
   await subscriptions.restore();
   return { subscriptions };
 })();

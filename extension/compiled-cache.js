@@ -7,58 +7,21 @@
 // It is a cache, never the list of record: an entry is used only when its digest is
 // the subscription's last good digest and the engine accepts the bytes (their
 // checksum, format version and lifecycle checks); anything else falls back to the
-// verified list text kept in chrome.storage.local, and the entry is written again.
+// verified list text (list-texts.js), and the entry is written again.
 // A failing IndexedDB costs time, never a list: every error here is logged and
 // answered as "no entry".
 
-const DATABASE = 'factlens-compiled';
-const STORE = 'lists';
-
-const done = (request) => new Promise((resolve, reject) => {
-  request.onsuccess = () => resolve(request.result);
-  request.onerror = () => reject(request.error);
-});
+import { ObjectStore } from './idb.js';
 
 export class CompiledCache {
-  #db = null;
-
-  #open() {
-    this.#db ??= (async () => {
-      const request = indexedDB.open(DATABASE, 1);
-      request.onupgradeneeded = () => request.result.createObjectStore(STORE);
-      const db = await done(request);
-      // Another context deleting or upgrading the database closes ours: reopen later.
-      db.onversionchange = () => {
-        db.close();
-        this.#db = null;
-      };
-      return db;
-    })().catch((error) => {
-      this.#db = null;
-      throw error;
-    });
-    return this.#db;
-  }
-
-  async #run(mode, work) {
-    const db = await this.#open();
-    const transaction = db.transaction(STORE, mode);
-    // A write counts once its transaction has committed, not when its request succeeded.
-    const committed = new Promise((resolve, reject) => {
-      transaction.oncomplete = resolve;
-      transaction.onerror = () => reject(transaction.error);
-      transaction.onabort = () => reject(transaction.error ?? new Error('aborted'));
-    });
-    const [result] = await Promise.all([done(work(transaction.objectStore(STORE))), committed]);
-    return result;
-  }
+  #store = new ObjectStore('factlens-compiled', 'lists');
 
   /** Returns `{ digest, parts }` stored for the subscription `url`, or null: the
    *  compiled form in parts (exportCompiled with `parts`), each read into a buffer
    *  of its own, so that loadCompiled with `transfer` keeps only the records'. */
   async get(url) {
     try {
-      const entry = await this.#run('readonly', (store) => store.get(url));
+      const entry = await this.#store.run('readonly', (store) => store.get(url));
       if (typeof entry?.digest !== 'string') return null;
       // An entry written before the form was kept in parts holds it whole.
       if (entry.bytes instanceof Uint8Array) return { digest: entry.digest, parts: [entry.bytes] };
@@ -82,7 +45,7 @@ export class CompiledCache {
       // ms, stored as Uint8Arrays in 650-800 ms (a fresh worker each; the restore
       // itself took 300 ms more).
       const blobs = parts.map((part) => new Blob([part]));
-      await this.#run('readwrite', (store) => store.put({ digest, parts: blobs }, url));
+      await this.#store.run('readwrite', (store) => store.put({ digest, parts: blobs }, url));
     } catch (error) {
       console.warn('factlens: compiled list cache:', error?.message ?? error);
     }
@@ -90,7 +53,7 @@ export class CompiledCache {
 
   async delete(url) {
     try {
-      await this.#run('readwrite', (store) => store.delete(url));
+      await this.#store.run('readwrite', (store) => store.delete(url));
     } catch (error) {
       console.warn('factlens: compiled list cache:', error?.message ?? error);
     }

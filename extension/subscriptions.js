@@ -1,14 +1,12 @@
 // Subscriptions: lists subscribed by URL with a pinned minisign public key.
 //
-// Each subscription is a chrome.storage.local entry `sub:<url>` (its state, and its
-// last good list's signature, version, digest and info) and, for its last good list,
-// `text:<url>` (`{ digest, text }`): the two are written with one set() call, so a
-// list, its signature, version and digest are replaced together or not at all. The
-// text is apart because it is large (39 MB for 100k rules) and read only when the
-// list must be loaded from it: reading it with the state cost a worker start 1.7 s at
-// 100k rules in Chromium 156 (and each status request as much again), where the list
-// is restored from its compiled copy. An entry written before (the text in `good`)
-// is read as it is and rewritten apart on the next start.
+// Each subscription is a chrome.storage.local entry `sub:<url>`: its state, and its
+// last good list's signature, version, digest and info. The list's text is kept in
+// IndexedDB under its URL and digest (list-texts.js says why and in what order the two
+// are written), and read only when the list must be loaded from it: a worker start
+// restores the list from its compiled copy. Entries written before are read as they
+// are, the text in `good` or in `text:<url>` (`{ digest, text }`, chrome.storage.local),
+// and the text is moved on the next start.
 //
 // A download is used only after the engine verified it (signature against the pinned
 // key, expiry, version and digest against the last good one); otherwise the last good
@@ -38,6 +36,8 @@
 // Nothing at runtime can widen that.
 
 const MINUTE = 60_000;
+// `good.textStore` of a state whose text is in list-texts.js.
+const TEXT_STORE = 'indexeddb';
 export const UPDATE_EVERY = 6 * 60 * MINUTE;
 export const BACKOFF_FIRST = 5 * MINUTE;
 export const BACKOFF_MAX = 24 * 60 * MINUTE;
@@ -118,13 +118,16 @@ export class Subscriptions {
   #now;
   #fetch;
   #compiled;
+  #texts;
   #listIds = new Map();  // subscription url -> list id loaded in the engine
   #restored = [];  // how the last restore() loaded each list: { url, from, ms }
 
   /** `now()` is the clock (e2e builds move it forward); `fetch` the network;
-   *  `compiled` the cache of compiled lists (compiled-cache.js), or null. */
-  constructor({ engine, storage, config, onChange, now, fetch: fetchFn, compiled = null }) {
+   *  `compiled` the cache of compiled lists (compiled-cache.js), or null; `texts` the
+   *  lists' texts (list-texts.js). */
+  constructor({ engine, storage, config, onChange, now, fetch: fetchFn, compiled = null, texts }) {
     this.#compiled = compiled;
+    this.#texts = texts;
     this.#engine = engine;
     this.#storage = storage;
     this.#config = config;
@@ -171,22 +174,42 @@ export class Subscriptions {
     await this.#storage.set({ [`sub:${sub.url}`]: sub });
   }
 
-  // Writes `sub` and, apart, the text of its last good list (`good` holds no text).
+  // Writes `sub`, whose last good list is `text`: the text first, then the state
+  // naming it, then the subscription's other texts go (list-texts.js), and one kept
+  // in chrome.storage.local before.
   async #putWithText(sub, text) {
-    await this.#storage.set({ [`sub:${sub.url}`]: sub,
-                              [`text:${sub.url}`]: { digest: sub.good.digest, text } });
+    try {
+      await this.#texts.put(sub.url, sub.good.digest, text);
+    } catch (error) {
+      throw new SubscriptionError('storage', `the list's text could not be stored: ${error?.message ?? error}`);
+    }
+    const { text: _, ...good } = sub.good;
+    await this.#put({ ...sub, good: { ...good, textStore: TEXT_STORE } });
+    await this.#storage.remove(`text:${sub.url}`);
+    await this.#texts.prune(sub.url, sub.good.digest)
+      .catch((error) => console.warn('factlens: older list texts not deleted:', error?.message ?? error));
   }
 
-  // The text of `sub`'s last good list: in `good` for an entry written before the
-  // text was kept apart, else in `text:<url>` under the same digest.
+  // The text of `sub`'s last good list: in list-texts.js, or where an entry written
+  // before keeps it (in `good`, or in `text:<url>` under the same digest).
   async #goodText(sub) {
     if (typeof sub.good.text === 'string') return sub.good.text;
-    const key = `text:${sub.url}`;
-    const stored = (await this.#storage.get(key))[key];
-    if (typeof stored?.text !== 'string' || stored.digest !== sub.good.digest) {
+    let text = null;
+    if (sub.good.textStore === TEXT_STORE) {
+      try {
+        text = await this.#texts.get(sub.url, sub.good.digest);
+      } catch (error) {
+        throw new SubscriptionError('storage', `the last good list's text could not be read: ${error?.message ?? error}`);
+      }
+    } else {
+      const key = `text:${sub.url}`;
+      const stored = (await this.#storage.get(key))[key];
+      if (typeof stored?.text === 'string' && stored.digest === sub.good.digest) text = stored.text;
+    }
+    if (text === null) {
       throw new SubscriptionError('storage', 'the last good list\'s text is missing from storage');
     }
-    return stored.text;
+    return text;
   }
 
   /** Loads every stored last good list into the engine (worker start): from its
@@ -205,17 +228,18 @@ export class Subscriptions {
       if (info) {
         this.#listIds.set(url, info.id);
         this.#restored.push({ url, from: 'compiled', ms: performance.now() - started });
-        await this.#keepTextApart(sub);
+        await this.#moveText(sub);
         continue;
       }
       try {
-        const info = this.#engine.loadList(await this.#goodText(sub), {
+        const text = await this.#goodText(sub);
+        const info = this.#engine.loadList(text, {
           signature: sub.good.signature, publicKey: sub.publicKey, ...lifecycle,
         });
         this.#listIds.set(url, info.id);
         this.#restored.push({ url, from: 'text', ms: performance.now() - started });
         await this.#saveCompiled(url, info);
-        await this.#keepTextApart(sub);
+        await this.#moveText(sub, text);
       } catch (error) {
         if (error.kind === 'fault') throw error;  // the engine, not the copy: background.js
         // Storage was tampered with or corrupted: drop the copy, keep the subscription.
@@ -223,19 +247,24 @@ export class Subscriptions {
                           error: { kind: error.kind ?? 'internal', message: error.message,
                                    at: this.#now() } });
         await this.#storage.remove(`text:${url}`);
+        await this.#texts.delete(url).catch(() => {});  // none, or gone with the database
       }
     }
   }
 
-  // Rewrites an entry written before the text was kept apart (its text in `good`),
-  // once its list is loaded: the text moves to `text:<url>`, in the same set(). The
-  // entry is read again, so that nothing written since is undone.
-  async #keepTextApart(sub) {
-    if (typeof sub.good.text !== 'string') return;
-    const current = await this.#get(sub.url);
-    if (typeof current?.good?.text !== 'string' || current.good.digest !== sub.good.digest) return;
-    const { text, ...good } = current.good;
-    await this.#putWithText({ ...current, good }, text);
+  // Moves the text of an entry written before list-texts.js (`text`, if already read)
+  // there, once its list is loaded. The entry is read again, so that nothing written
+  // since is undone. A failure leaves the entry as it was, for the next start.
+  async #moveText(sub, text = null) {
+    if (sub.good.textStore === TEXT_STORE) return;
+    try {
+      text ??= await this.#goodText(sub);
+      const current = await this.#get(sub.url);
+      if (current?.good?.digest !== sub.good.digest || current.good.textStore === TEXT_STORE) return;
+      await this.#putWithText(current, text);
+    } catch (error) {
+      console.warn(`factlens: the text of ${sub.url} stays where it was: ${error?.message ?? error}`);
+    }
   }
 
   // Loads the cached compiled form of `sub`'s last good list, if the cache holds the
@@ -319,6 +348,8 @@ export class Subscriptions {
     }
     await this.#storage.set({ subscriptions: urls.filter((u) => u !== url) });
     await this.#storage.remove([`sub:${url}`, `text:${url}`]);
+    await this.#texts.delete(url)
+      .catch((error) => console.warn('factlens: list text not deleted:', error?.message ?? error));
     await this.#compiled?.delete(url);
     await this.#onChange();
   }

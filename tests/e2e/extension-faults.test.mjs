@@ -382,33 +382,70 @@ for (const browser of BROWSERS) {
       const page = await openFeed(session, pages);
       await stillLabelled(page);
 
-      // The list's text is stored apart from the subscription's state (a worker start
-      // from the compiled copy never reads it); an entry written before, with the
-      // text in it, is restored and then rewritten so.
+      // The list's text is kept in IndexedDB under its URL and digest, as a Blob, apart
+      // from the subscription's state (a worker start from the compiled copy never
+      // reads it). Entries written before, the text in the state or in `text:<url>`
+      // (chrome.storage.local), are restored and their text then moved there.
       const stored = () => settings.evaluate(async () => {
         const all = await chrome.storage.local.get(null);
         const [url] = all.subscriptions;
         const sub = all[`sub:${url}`];
-        return { url, textInSub: typeof sub.good?.text === 'string', digest: sub.good?.digest,
-                 apart: all[`text:${url}`] ? { digest: all[`text:${url}`].digest,
-                                                length: all[`text:${url}`].text.length } : null };
+        const done = (request) => new Promise((resolve, reject) => {
+          request.onsuccess = () => resolve(request.result);
+          request.onerror = () => reject(request.error);
+        });
+        const db = await done(indexedDB.open('factlens-lists'));
+        const store = db.transaction('texts').objectStore('texts');
+        const keys = await done(store.getAllKeys());
+        const values = await done(store.getAll());
+        db.close();
+        return { url, digest: sub.good?.digest, textStore: sub.good?.textStore ?? null,
+                 textInSub: typeof sub.good?.text === 'string',
+                 inStorage: all[`text:${url}`] ? { digest: all[`text:${url}`].digest,
+                                                   length: all[`text:${url}`].text.length } : null,
+                 inIndexedDB: keys.map((key, k) => ({ key, blob: values[k].text instanceof Blob,
+                                                      size: values[k].text.size })) };
       });
-      const split = await stored();
-      assert.equal(split.textInSub, false);
-      assert.equal(split.apart?.digest, digest);
-      assert.ok(split.apart.length > 1000, JSON.stringify(split));
-      await settings.evaluate(async (url) => {
+      const layout = await stored();
+      assert.deepEqual({ ...layout, inIndexedDB: layout.inIndexedDB.map(({ key, blob }) => ({ key, blob })) },
+        { url: layout.url, digest, textStore: 'indexeddb', textInSub: false, inStorage: null,
+          inIndexedDB: [{ key: [layout.url, digest], blob: true }] });
+      assert.ok(layout.inIndexedDB[0].size > 1000, JSON.stringify(layout));
+      // Rewrites the entry as an earlier release wrote it: the text `where` ('sub':
+      // in the state, 'apart': in `text:<url>`), none in IndexedDB.
+      const writeAsBefore = (where) => settings.evaluate(async ([url, where]) => {
+        const done = (request) => new Promise((resolve, reject) => {
+          request.onsuccess = () => resolve(request.result);
+          request.onerror = () => reject(request.error);
+        });
         const key = `sub:${url}`;
         const sub = (await chrome.storage.local.get(key))[key];
-        const { text } = (await chrome.storage.local.get(`text:${url}`))[`text:${url}`];
-        await chrome.storage.local.set({ [key]: { ...sub, good: { ...sub.good, text } } });
-        await chrome.storage.local.remove(`text:${url}`);
-      }, split.url);
-      assert.deepEqual({ ...(await stored()), digest }, { ...split, textInSub: true, apart: null });
-      const [fromOld] = await restart();
-      assert.equal(fromOld.from, 'compiled', JSON.stringify(fromOld));
-      assert.deepEqual(await stored(), split);
-      await stillLabelled(page);
+        const db = await done(indexedDB.open('factlens-lists'));
+        const entry = await done(db.transaction('texts').objectStore('texts').get([url, sub.good.digest]));
+        const text = new TextDecoder().decode(await entry.text.arrayBuffer());
+        const write = db.transaction('texts', 'readwrite');
+        write.objectStore('texts').clear();
+        await new Promise((resolve, reject) => {
+          write.oncomplete = resolve;
+          write.onerror = () => reject(write.error);
+        });
+        db.close();
+        const { textStore, ...good } = sub.good;
+        await chrome.storage.local.set(where === 'sub'
+          ? { [key]: { ...sub, good: { ...good, text } } }
+          : { [key]: { ...sub, good }, [`text:${url}`]: { digest: good.digest, text } });
+      }, [layout.url, where]);
+      for (const where of ['apart', 'sub']) {
+        await writeAsBefore(where);
+        const before = await stored();
+        assert.deepEqual([before.textStore, before.textInSub, before.inStorage?.digest ?? null,
+                          before.inIndexedDB.length],
+                         [null, where === 'sub', where === 'apart' ? digest : null, 0], where);
+        const [fromOld] = await restart();
+        assert.equal(fromOld.from, 'compiled', JSON.stringify(fromOld));
+        assert.deepEqual(await stored(), layout, `the text kept ${where} was moved`);
+        await stillLabelled(page);
+      }
 
       // Writes the entry again as one written before the form was kept in parts
       // (the form whole, as `bytes`), with a byte in its middle flipped if `damage`.
@@ -459,9 +496,41 @@ for (const browser of BROWSERS) {
       await assertSiteScriptWorks(page);
       assert.deepEqual(page.errors, []);
 
-      // Unsubscribing drops the copy too.
+      // The text gone from IndexedDB, and the copy damaged: the list is dropped as
+      // tampered storage (a `storage` error), and the next update downloads it again.
+      await settings.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open('factlens-lists');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const tx = open.result.transaction('texts', 'readwrite');
+          tx.objectStore('texts').clear();
+          tx.oncomplete = () => { open.result.close(); resolve(); };
+          tx.onerror = () => reject(tx.error);
+        };
+      }));
+      await rewriteWhole(true);
+      const lost = await ask(settings, { type: 'test', op: 'restart-engine' });
+      assert.ok(lost.ok, JSON.stringify(lost));
+      assert.deepEqual(lost.engine.restored, []);
+      assert.equal(lost.subscriptions[0].list, null);
+      assert.equal(lost.subscriptions[0].error.kind, 'storage', JSON.stringify(lost.subscriptions[0]));
+      assert.match(lost.subscriptions[0].error.message, /text is missing/);
+      assert.equal((await updateNow(settings)).state, 'ok');
+      assert.deepEqual(await stored(), layout);
+      await stillLabelled(page);
+
+      // Unsubscribing drops the copy and the text too.
       assert.ok((await ask(settings, { type: 'unsubscribe', url: `${lists.url}/demo.json` })).ok);
       assert.deepEqual(await cached(), []);
+      assert.equal(await settings.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open('factlens-lists');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const count = open.result.transaction('texts').objectStore('texts').count();
+          count.onsuccess = () => { open.result.close(); resolve(count.result); };
+          count.onerror = () => reject(count.error);
+        };
+      })), 0);
     } finally {
       await session.close();
     }
