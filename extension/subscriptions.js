@@ -242,8 +242,9 @@ export class Subscriptions {
         await this.#moveText(sub, text);
       } catch (error) {
         if (error.kind === 'fault') throw error;  // the engine, not the copy: background.js
-        // Storage was tampered with or corrupted: drop the copy, keep the subscription.
-        await this.#put({ ...sub, good: null,
+        // Storage was tampered with or corrupted: drop the copy, keep the subscription,
+        // and download the list again at the next update run, not hours from now.
+        await this.#put({ ...sub, good: null, nextAttemptAt: this.#now(),
                           error: { kind: error.kind ?? 'internal', message: error.message,
                                    at: this.#now() } });
         await this.#storage.remove(`text:${url}`);
