@@ -3,7 +3,7 @@
 // (compiled-cache.js) and the list texts (list-texts.js).
 
 /** Returns a promise of `request`'s result. */
-export const done = (request) => new Promise((resolve, reject) => {
+const done = (request) => new Promise((resolve, reject) => {
   request.onsuccess = () => resolve(request.result);
   request.onerror = () => reject(request.error);
 });
