@@ -390,6 +390,7 @@ try {
     await page.goto(sites.url(HOST));
     const run = await runFeed(page, null, `chrome-extension://${id}/`);
     await page.close();
+    if (Object.keys(run.labelled).length === 0) throw new Error('a feed after a cold start got no label');
     const latencies = Object.entries(run.labelled).map(([post, at]) => at - run.inserted[post])
       .sort((a, b) => a - b);
     coldFeeds.push({ first: Math.min(...Object.values(run.labelled)) - Math.min(...Object.values(run.inserted)),
