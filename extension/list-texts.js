@@ -9,11 +9,11 @@
 // 1.8 s; here in 0.8 s and 0.24 s.
 //
 // The text (here) and the state naming it (chrome.storage.local) are in two stores,
-// written one after the other, so a text is keyed by its digest too: the new text is written first, the state naming it next,
-// and only then are the subscription's other texts deleted. A start that stops midway
-// leaves the state naming a text that is still there (and perhaps an unnamed one,
-// deleted at the next write). Errors are thrown: a text that could not be kept must
-// not be named by the state.
+// written one after the other, so a text is keyed by its digest too: the new text is
+// written first, the state naming it next, and only then are the subscription's other
+// texts deleted. A start that stops midway leaves the state naming a text that is
+// still there (and perhaps an unnamed one, deleted at the next write). Errors are
+// thrown: a text that could not be kept must not be named by the state.
 
 import { ObjectStore } from './idb.js';
 
