@@ -275,7 +275,14 @@ chrome.runtime.onConnect.addListener((port) => {
 // Periodic updates: the alarm wakes the worker; each subscription keeps its own
 // next-attempt time (exponential back-off after failures, subscriptions.js). e2e builds
 // run it only through the "alarm" hook, so that their clock is the test's alone.
-if (!testHooks) chrome.alarms.create('factlens-update', { periodInMinutes: 30, delayInMinutes: 1 });
+// Created only where it is missing (a new install, a browser that dropped it): created
+// again at every worker start, it was pushed back each time, and a worker started
+// more often than its first delay never saw it fire.
+if (!testHooks) {
+  chrome.alarms.get('factlens-update').then((alarm) => alarm ??
+    chrome.alarms.create('factlens-update', { periodInMinutes: 30, delayInMinutes: 1 }))
+    .catch((error) => console.error('factlens: update alarm:', error));
+}
 chrome.alarms.onAlarm.addListener(async (alarm) => {
   if (alarm.name !== 'factlens-update') return;
   const { subscriptions } = await ready;

@@ -516,3 +516,24 @@ test('privacy: scrolling through every site, only the pages and the list downloa
   }
   assert.deepEqual(errors, []);
 });
+
+// Last: it stops the service worker, and with it `browser.worker`.
+test('the periodic update alarm is created once: a worker start keeps its schedule', async () => {
+  const page = await browser.context.newPage();
+  try {
+    await page.goto(`chrome-extension://${browser.id}/pages/options.html`);
+    const alarm = () => page.evaluate(() => chrome.alarms.get('factlens-update'));
+    const before = await alarm();
+    assert.equal(before?.periodInMinutes, 30, JSON.stringify(before));
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await page.waitForTimeout(500);
+    // Woken by a message: the new worker's start ran, then answered.
+    const answer = await page.evaluate(() => chrome.runtime.sendMessage({ type: 'status' }));
+    assert.ok(answer.ok, JSON.stringify(answer));
+    assert.deepEqual(await alarm(), before, 'a worker start did not move the alarm');
+  } finally {
+    await page.close();
+  }
+});
