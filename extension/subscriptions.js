@@ -190,6 +190,15 @@ export class Subscriptions {
       .catch((error) => console.warn('factlens: older list texts not deleted:', error?.message ?? error));
   }
 
+  // Deletes every stored text of `url`'s lists, in list-texts.js and where an earlier
+  // release kept it (`text:<url>`). A text left in IndexedDB costs space, never a list:
+  // nothing reads a text its state does not name.
+  async #deleteTexts(url) {
+    await this.#storage.remove(`text:${url}`);
+    await this.#texts.delete(url)
+      .catch((error) => console.warn('factlens: list text not deleted:', error?.message ?? error));
+  }
+
   // The text of `sub`'s last good list: in list-texts.js, or where an entry written
   // before keeps it (in `good`, or in `text:<url>` under the same digest).
   async #goodText(sub) {
@@ -247,8 +256,7 @@ export class Subscriptions {
         await this.#put({ ...sub, good: null, nextAttemptAt: this.#now(),
                           error: { kind: error.kind ?? 'internal', message: error.message,
                                    at: this.#now() } });
-        await this.#storage.remove(`text:${url}`);
-        await this.#texts.delete(url).catch(() => {});  // none, or gone with the database
+        await this.#deleteTexts(url);
       }
     }
   }
@@ -348,9 +356,8 @@ export class Subscriptions {
       this.#listIds.delete(url);
     }
     await this.#storage.set({ subscriptions: urls.filter((u) => u !== url) });
-    await this.#storage.remove([`sub:${url}`, `text:${url}`]);
-    await this.#texts.delete(url)
-      .catch((error) => console.warn('factlens: list text not deleted:', error?.message ?? error));
+    await this.#storage.remove(`sub:${url}`);
+    await this.#deleteTexts(url);
     await this.#compiled?.delete(url);
     await this.#onChange();
   }

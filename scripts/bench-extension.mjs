@@ -365,10 +365,13 @@ try {
   // its compiled copy, written again by the restart from text above).
   const cdp = await context.newCDPSession(settings);
   await cdp.send('ServiceWorker.enable');
-  const coldMs = [];
-  for (let i = 0; i < 5; i++) {
+  const stopWorker = async () => {
     await cdp.send('ServiceWorker.stopAllWorkers');
     await new Promise((resolve) => setTimeout(resolve, 500));
+  };
+  const coldMs = [];
+  for (let i = 0; i < 5; i++) {
+    await stopWorker();
     const t0 = performance.now();
     const answer = await settings.evaluate(() => chrome.runtime.sendMessage({ type: 'status' }));
     coldMs.push(performance.now() - t0);
@@ -384,8 +387,7 @@ try {
   // list's restore and the first checks in code V8 has not optimised yet.
   const coldFeeds = [];
   for (let i = 0; i < 3; i++) {
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stopWorker();
     const page = await context.newPage();
     await page.goto(sites.url(HOST));
     const run = await runFeed(page, null, `chrome-extension://${id}/`);
