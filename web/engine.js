@@ -513,19 +513,24 @@ const modules = new Map();
 // build's glue for tests: FACTLENS_WASM_DIST).
 const packageGlue = async () => createFactlensCore;
 
-// Returns the module instance for `wasmUrl`, instantiating it on first use.
-function loadCore(wasmUrl, readBytes, loadGlue) {
+// Instantiates the module at `wasmUrl` (the Emscripten factory, then its runtime).
+async function instantiateCore(wasmUrl, readBytes, loadGlue) {
+  const args = {};
+  // Emscripten 3.1.6's loader would fetch() a file path under Node 18+; hand it
+  // the bytes instead.
+  if (readBytes) args.wasmBinary = await readBytes(wasmUrl);
+  else args.locateFile = () => String(wasmUrl);
+  return (await loadGlue())(args);
+}
+
+// Returns the module instance for `wasmUrl`, instantiating it on first use; with
+// `isolated`, a new instance of its own, which no cache keeps.
+function loadCore(wasmUrl, readBytes, loadGlue, { isolated = false } = {}) {
+  if (isolated) return instantiateCore(wasmUrl, readBytes, loadGlue);
   const key = String(wasmUrl);
   let module = modules.get(key);
   if (!module) {
-    module = (async () => {
-      const args = {};
-      // Emscripten 3.1.6's loader would fetch() a file path under Node 18+; hand it
-      // the bytes instead.
-      if (readBytes) args.wasmBinary = await readBytes(wasmUrl);
-      else args.locateFile = () => key;
-      return (await loadGlue())(args);
-    })();
+    module = instantiateCore(wasmUrl, readBytes, loadGlue);
     modules.set(key, module);
     module.then((core) => liveCores.set(key, core), () => modules.delete(key));
   }
@@ -544,11 +549,20 @@ function loadCore(wasmUrl, readBytes, loadGlue) {
 export function engineFactory(defaultWasmUrl, readBytes, loadGlue = packageGlue) {
   /**
    * Creates an engine. The wasm file is found next to the package entry; pass
-   * `wasmUrl` to serve it from elsewhere.
-   * @param {{ wasmUrl?: string | URL }} [options]
+   * `wasmUrl` to serve it from elsewhere. Engines share one module instance (one
+   * wasm memory, which grows and never shrinks) per wasm URL; `isolated` gives the
+   * engine an instance of its own, whose memory goes once the engine is disposed
+   * and no longer referenced. The engine (V8, in Node and Chromium) reuses the
+   * compiled code of the same module bytes, so a new instance costs an
+   * instantiation, not a compilation.
+   * @param {{ wasmUrl?: string | URL, isolated?: boolean }} [options]
    */
   return async function createEngine(options = {}) {
-    const core = await loadCore(options.wasmUrl ?? await defaultWasmUrl, readBytes, loadGlue);
+    if (options.isolated !== undefined && typeof options.isolated !== 'boolean') {
+      throw new FactlensError('argument', 'createEngine: isolated must be true or false');
+    }
+    const core = await loadCore(options.wasmUrl ?? await defaultWasmUrl, readBytes, loadGlue,
+                                { isolated: options.isolated === true });
     const safeCore = guarded(core, core);
     const engine = new Engine(safeCore, guarded(core, new core.Engine()));
     engineCores.set(engine, core);

@@ -213,6 +213,15 @@ export interface Engine {
 export interface CreateEngineOptions {
   /** Where the .wasm file is served; defaults to next to this module. */
   wasmUrl?: string | URL;
+  /**
+   * Engines share one module instance, one wasm memory, per wasm URL, and wasm
+   * memory grows but never shrinks. With `isolated: true` the engine gets an
+   * instance of its own, whose memory is freed once the engine is disposed and
+   * no longer referenced: a long-lived page can swap a fresh engine, restored
+   * from compiled forms, for one whose memory a load from text grew. The compiled
+   * code is reused (V8), so it costs an instantiation, not a compilation.
+   */
+  isolated?: boolean;
 }
 
 export function createEngine(options?: CreateEngineOptions): Promise<Engine>;
