@@ -14,7 +14,8 @@ export const LIMITS = Object.freeze({
 const CONTENT_TYPES = new Set(['check', 'found']);
 const PAGE_TYPES = new Set(['status', 'subscribe', 'unsubscribe', 'update']);
 // e2e builds only (config.testHooks): the clock, the alarm and engine fault injection.
-const TEST_OPS = new Set(['advance-clock', 'alarm', 'exhaust-memory', 'restart-engine']);
+const TEST_OPS = new Set(['advance-clock', 'alarm', 'compact-slack', 'exhaust-memory', 'memory',
+                          'restart-engine']);
 
 // A check over the port arrives as one JSON string (content.js says why); JSON escapes
 // at most sextuple a character (a control character becomes \u00XX).
@@ -103,10 +104,12 @@ export function validateMessage(message, sender, { id, extensionOrigin, testHook
       return checkKeys(message, ['type', 'url']) ??
         (typeof message.url === 'string' ? null : 'unsubscribe: url must be a string');
     case 'test':
-      return checkKeys(message, ['type', 'op', 'ms']) ??
+      return checkKeys(message, ['type', 'op', 'ms', 'bytes']) ??
         (!TEST_OPS.has(message.op) ? 'test: unknown op'
           : message.op === 'advance-clock' && !(Number.isSafeInteger(message.ms) && message.ms >= 0)
-            ? 'test: ms must be a non-negative integer' : null);
+            ? 'test: ms must be a non-negative integer'
+            : message.op === 'compact-slack' && !(Number.isSafeInteger(message.bytes) && message.bytes >= 0)
+              ? 'test: bytes must be a non-negative integer' : null);
     default:
       return 'unreachable';
   }

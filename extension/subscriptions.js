@@ -136,11 +136,18 @@ export class Subscriptions {
     this.#fetch = fetchFn ?? ((...args) => fetch(...args));
   }
 
-  /** Uses `engine` from now on (a restarted one) and loads the last good lists into it. */
+  /** Uses `engine` from now on (a restarted or fresh one) and loads the last good lists
+   *  into it. If that throws, the engine before stays in use, with its lists. */
   async attach(engine) {
+    const previous = { engine: this.#engine, listIds: this.#listIds, restored: this.#restored };
     this.#engine = engine;
-    this.#listIds.clear();
-    await this.restore();
+    this.#listIds = new Map();
+    try {
+      await this.restore();
+    } catch (error) {
+      ({ engine: this.#engine, listIds: this.#listIds, restored: this.#restored } = previous);
+      throw error;
+    }
   }
 
   /** Returns a reason if `url` may not be fetched, else null. */

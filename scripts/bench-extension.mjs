@@ -174,7 +174,8 @@ function analyseProfile(profile, extensionOrigin) {
 
 // The background engine's memory: the bench's own copy of the package gets a first
 // import in background.js that notes every wasm instance's memory (the source tree and
-// real packages have no such hook).
+// real packages have no such hook), by WeakRef: the background swaps in fresh engines,
+// each in an instance of its own, and an old one's memory must be free to go.
 const MEMORY_HOOK = `
 const memories = globalThis.__factlensBenchMemories = [];
 for (const name of ['instantiate', 'instantiateStreaming']) {
@@ -183,12 +184,23 @@ for (const name of ['instantiate', 'instantiateStreaming']) {
     const result = await original.apply(this, args);
     const instance = result.instance ?? result;
     for (const value of Object.values(instance.exports ?? {})) {
-      if (value instanceof WebAssembly.Memory) memories.push(value);
+      if (value instanceof WebAssembly.Memory) memories.push(new WeakRef(value));
     }
     return result;
   };
 }
 `;
+// The wasm memories of the worker's live instances, after a full collection (the bench
+// starts Chromium with --expose-gc).
+const liveWasmMemories = (worker) => worker.evaluate(async () => {
+  for (let i = 0; i < 3; i++) {
+    globalThis.gc();
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  return globalThis.__factlensBenchMemories.map((ref) => ref.deref()).filter(Boolean)
+    .map((memory) => memory.buffer.byteLength);
+});
+
 async function addMemoryHook(extensionDir) {
   await writeFile(join(extensionDir, 'bench-memory-hook.js'), MEMORY_HOOK);
   const background = join(extensionDir, 'background.js');
@@ -268,7 +280,8 @@ try {
   await plain.close();
 
   const profileDir = join(dir, 'profile');
-  const { context, worker, id } = await launchWithExtension(packaged.chromium, profileDir);
+  const { context, worker, id } = await launchWithExtension(packaged.chromium, profileDir,
+                                                            ['--js-flags=--expose-gc']);
   cleanup.push(() => context.close());
   const t0 = performance.now();
   await (await waitSubscription(context, id, 'ok', 120000)).close();
@@ -276,6 +289,17 @@ try {
   const mb = (b) => fmt(b / 1048576, 1);
   const longest = (tasks) => fmt(Math.max(0, ...tasks), 0);
   console.log(`list download, verify and compile in the worker (install to "up to date"): ${fmt(subscribeMs, 0)} ms`);
+  {
+    const settings = await context.newPage();
+    await settings.goto(`chrome-extension://${id}/pages/options.html`);
+    const { memory, compactions } = await settings.evaluate(() =>
+      chrome.runtime.sendMessage({ type: 'test', op: 'memory' }));
+    await settings.close();
+    const live = await liveWasmMemories(worker);
+    console.log(`after the install: the engine's wasm memory ${mb(memory.heapSize)} MB (heap in use ` +
+      `${mb(memory.bytesInUse)} MB; ${compactions} fresh engine(s) swapped in to give the load's ` +
+      `memory back); live wasm instances ${live.length}, ${mb(live.reduce((a, b) => a + b, 0))} MB`);
+  }
   console.log(`without the extension: ${base.longTasks.length} long tasks (> 50 ms; each run has one ` +
     `60 ms task of the page on purpose), longest ${longest(base.longTasks)} ms; feed ${fmt(baseMs / 1000, 1)} s`);
 
@@ -330,8 +354,7 @@ try {
       console.log(`  ${String(ticks).padStart(7)}  ${where}`);
     }
   }
-  const wasmMemories = await worker.evaluate(() =>
-    globalThis.__factlensBenchMemories.map((m) => m.buffer.byteLength));
+  const wasmMemories = await liveWasmMemories(worker);
   const wasm = wasmMemories.reduce((a, b) => a + b, 0);
   console.log(`background engine memory (wasm memory of the service worker, after the runs): ` +
     `${mb(wasm)} MB in ${wasmMemories.length} instance(s)`);

@@ -571,6 +571,44 @@ for (const browser of BROWSERS) {
     }
   });
 
+  test(`${browser}: list work that leaves wasm memory unused is followed by a fresh engine, restored from the compiled copy`, async () => {
+    reply = good;
+    const session = await launch(browser, extensions, dir, 'compact');
+    try {
+      const settings = await options(session, 'ok');
+      const page = await openFeed(session, pages);
+      // The demo list leaves the memory as a fresh engine has it: nothing swapped.
+      let memory = await ask(settings, { type: 'test', op: 'memory' });
+      assert.equal(memory.compactions, 0, JSON.stringify(memory));
+      // With no threshold, every list work swaps one in.
+      assert.ok((await ask(settings, { type: 'test', op: 'compact-slack', bytes: 0 })).ok);
+      reply = (path) => ({ '/demo.json': { type: 'application/json', body: files.v2.text },
+                           '/demo.json.minisig': { type: 'text/plain', body: files.v2.signature } }[path] ??
+                         { status: 404 });
+      const sub = await updateNow(settings);
+      assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
+      assert.equal(sub.list.version, 2);
+      memory = await ask(settings, { type: 'test', op: 'memory' });
+      assert.equal(memory.compactions, 1, JSON.stringify(memory));
+      const status = await ask(settings, { type: 'status' });
+      assert.equal(status.engine.state, 'ok', 'giving memory back is not a restart after a fault');
+      assert.deepEqual(status.engine.restored.map((r) => r.from), ['compiled'],
+                       'the fresh engine restored version 2 from the copy the update wrote');
+      // Version 2's labels (the garden club post), from the fresh engine, on the open page.
+      await stillLabelled(page, [...FEED_EXPECTED, ['f2', 'demoted']]);
+      // Unsubscribing is list work too: the fresh engine has no list, the page no labels.
+      assert.ok((await ask(settings, { type: 'unsubscribe', url: `${lists.url}/demo.json` })).ok);
+      memory = await ask(settings, { type: 'test', op: 'memory' });
+      assert.equal(memory.compactions, 2, JSON.stringify(memory));
+      assert.deepEqual((await ask(settings, { type: 'status' })).engine.restored, []);
+      await page.evaluate(() => window.rerenderCell('cell-4'));
+      await waitOverlays(page, []);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await session.close();
+    }
+  });
+
   test(`${browser}: an engine failing again and again is paused, shown with a badge, and comes back`, async () => {
     reply = good;
     const session = await launch(browser, extensions, dir, 'failing');

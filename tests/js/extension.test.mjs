@@ -61,6 +61,10 @@ test('test messages: only in e2e builds (testHooks), only from the extension pag
   assert.match(validateMessage(msg, tab, hooks), /only the extension's own pages/);
   assert.match(validateMessage({ type: 'test', op: 'eval' }, page, hooks), /unknown op/);
   assert.match(validateMessage({ type: 'test', op: 'advance-clock', ms: -1 }, page, hooks), /ms must be/);
+  assert.equal(validateMessage({ type: 'test', op: 'compact-slack', bytes: 0 }, page, hooks), null);
+  assert.match(validateMessage({ type: 'test', op: 'compact-slack', bytes: '0' }, page, hooks), /bytes must be/);
+  assert.match(validateMessage({ type: 'test', op: 'compact-slack' }, page, hooks), /bytes must be/);
+  assert.equal(validateMessage({ type: 'test', op: 'memory' }, page, hooks), null);
 });
 
 test('every locale has every message, and the overlay strings exist in English', () => {
