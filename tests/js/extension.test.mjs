@@ -7,6 +7,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { validateMessage, parsePortMessage, LIMITS } from '../../extension/messages.js';
 import { STRINGS_EN } from '../../web/ui/overlay.js';
 import { parseArgs, keyLine } from '../../scripts/package-extension.mjs';
+import { Subscriptions } from '../../extension/subscriptions.js';
+import { createEngine } from 'factlens';
 
 const self = { id: 'abc', extensionOrigin: 'chrome-extension://abc/' };
 const tab = { id: 'abc', tab: { id: 7 }, url: 'https://x.com/home' };
@@ -119,4 +121,70 @@ test('the options page lists the sites the content script knows', async () => {
   assert.deepEqual([...SITES], sites);
   const en = JSON.parse(readFileSync(new URL('../../extension/_locales/en/messages.json', import.meta.url)));
   for (const site of sites) assert.ok(en[`site_${site}`], `site_${site} message`);
+});
+
+// chrome.storage.local's calls (get of one key, set, remove) over a Map, and the list
+// texts' store (list-texts.js) over another: the browser APIs are not in Node. The
+// engine is the real one.
+function memoryStorage() {
+  const items = new Map();
+  return {
+    failGets: false,
+    async get(key) {
+      if (this.failGets) throw new Error('storage unavailable');
+      return items.has(key) ? { [key]: structuredClone(items.get(key)) } : {};
+    },
+    async set(object) { for (const [k, v] of Object.entries(object)) items.set(k, structuredClone(v)); },
+    async remove(key) { items.delete(key); },
+  };
+}
+function memoryTexts() {
+  const texts = new Map();
+  return {
+    async put(url, digest, text) { texts.set(`${url} ${digest}`, text); },
+    async get(url, digest) { return texts.get(`${url} ${digest}`) ?? null; },
+    async prune(url, digest) { for (const k of texts.keys()) if (k.startsWith(`${url} `) && k !== `${url} ${digest}`) texts.delete(k); },
+    async delete(url) { for (const k of texts.keys()) if (k.startsWith(`${url} `)) texts.delete(k); },
+  };
+}
+
+test('Subscriptions.attach: a restore that throws leaves the engine before in use, with its lists', async () => {
+  const examples = new URL('../../rules/examples/', import.meta.url);
+  const served = {
+    'https://lists.example/demo.json': readFileSync(new URL('demo.json', examples), 'utf8'),
+    'https://lists.example/demo.json.minisig': readFileSync(new URL('demo.json.minisig', examples), 'utf8'),
+  };
+  const publicKey = readFileSync(new URL('../../rules/keys/demo.pub', import.meta.url), 'utf8')
+    .trim().split('\n')[1];
+  const storage = memoryStorage();
+  const before = await createEngine({ isolated: true });
+  const subscriptions = new Subscriptions({
+    engine: before, storage, config: {}, onChange: async () => {}, texts: memoryTexts(),
+    fetch: async (url) => (served[url] !== undefined
+      ? new Response(served[url], { headers: { 'content-type': 'application/json' } })
+      : new Response('', { status: 404 })),
+  });
+  const url = 'https://lists.example/demo.json';
+  assert.equal((await subscriptions.add(url, publicKey)).state, 'ok');
+  assert.deepEqual(before.lists().map((l) => l.id), ['factlens-demo']);
+
+  // A fresh engine whose restore fails midway (storage unreadable): refused, and the
+  // subscriptions keep the engine they had, with the list loaded there.
+  const fresh = await createEngine({ isolated: true });
+  storage.failGets = true;
+  await assert.rejects(subscriptions.attach(fresh), /storage unavailable/);
+  storage.failGets = false;
+  assert.deepEqual(fresh.lists(), []);
+  await subscriptions.remove(url);
+  assert.deepEqual(before.lists(), [], 'unsubscribing unloads the list from the engine in use');
+
+  // And a restore that succeeds moves them to the new engine.
+  assert.equal((await subscriptions.add(url, publicKey)).state, 'ok');
+  await subscriptions.attach(fresh);
+  assert.deepEqual(fresh.lists().map((l) => l.id), ['factlens-demo']);
+  assert.deepEqual(subscriptions.restored().map((r) => r.from), ['text']);
+  await subscriptions.remove(url);
+  assert.deepEqual(fresh.lists(), []);
+  before.dispose();
+  fresh.dispose();
 });
