@@ -552,9 +552,8 @@ export function engineFactory(defaultWasmUrl, readBytes, loadGlue = packageGlue)
    * `wasmUrl` to serve it from elsewhere. Engines share one module instance (one
    * wasm memory, which grows and never shrinks) per wasm URL; `isolated` gives the
    * engine an instance of its own, whose memory goes once the engine is disposed
-   * and no longer referenced. The engine (V8, in Node and Chromium) reuses the
-   * compiled code of the same module bytes, so a new instance costs an
-   * instantiation, not a compilation.
+   * and no longer referenced. V8 (Node, Chromium) reuses the compiled code of the
+   * same module bytes, so a new instance costs an instantiation, not a compilation.
    * @param {{ wasmUrl?: string | URL, isolated?: boolean }} [options]
    */
   return async function createEngine(options = {}) {
