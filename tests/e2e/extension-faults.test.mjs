@@ -35,11 +35,13 @@ let files;
 const keys = {};
 const keyIds = {};  // 16 hex digits, from the (factlens) public key files
 
-const good = (path) => {
-  const f = files.good;
-  return { '/demo.json': { type: 'application/json', body: f.text },
-           '/demo.json.minisig': { type: 'text/plain', body: f.signature } }[path] ?? { status: 404 };
-};
+// The list server serving `list` (text and signature) and the `more` paths; anything
+// else is 404.
+const serving = (list, more = {}) => (path) => ({
+  '/demo.json': { type: 'application/json', body: list.text },
+  '/demo.json.minisig': { type: 'text/plain', body: list.signature },
+  ...more }[path] ?? { status: 404 });
+const good = (path) => serving(files.good)(path);
 
 before(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
@@ -102,12 +104,10 @@ const downloads = () => lists.log.filter((e) => e.url === '/demo.json').length;
 
 // The list server publishing `list` (text and signature) with the `latest` rotation
 // statement beside it, and the `more` paths; anything else is 404.
-const publishing = (list, latest, more = {}) => (path) => ({
-  '/demo.json': { type: 'application/json', body: list.text },
-  '/demo.json.minisig': { type: 'text/plain', body: list.signature },
+const publishing = (list, latest, more = {}) => serving(list, {
   '/demo.json.rotation': { type: 'application/json', body: latest.text },
   '/demo.json.rotation.minisig': { type: 'text/plain', body: latest.signature },
-  ...more }[path] ?? { status: 404 });
+  ...more });
 
 // A download refused with kind `key`: the pin and the list (version 1) stay.
 function assertKeyRefused(sub, pinned) {
@@ -582,9 +582,7 @@ for (const browser of BROWSERS) {
       assert.equal(memory.compactions, 0, JSON.stringify(memory));
       // With no threshold, every list work swaps one in.
       assert.ok((await ask(settings, { type: 'test', op: 'compact-slack', bytes: 0 })).ok);
-      reply = (path) => ({ '/demo.json': { type: 'application/json', body: files.v2.text },
-                           '/demo.json.minisig': { type: 'text/plain', body: files.v2.signature } }[path] ??
-                         { status: 404 });
+      reply = serving(files.v2);
       const sub = await updateNow(settings);
       assert.equal(sub.state, 'ok', JSON.stringify(sub.error));
       assert.equal(sub.list.version, 2);
