@@ -27,6 +27,7 @@
 #include "factlens/binary.h"
 #include "factlens/hash.h"
 #include "factlens/prefilter.h"
+#include "factlens/runs.h"
 #include "re2/re2.h"
 #include "re2/regexp.h"
 
@@ -831,8 +832,11 @@ bool HasSimilar(const Rule& rule) { return !rule.similar.empty(); }
 // (m->rule_has_similar is set).
 void ScanSimilarRules(const SimilarOptions& options, CompiledList::Matchers* m) {
   m->similar_options = options;
-  const size_t with =
-      std::count(m->rule_has_similar.begin(), m->rule_has_similar.end(), 1);
+  size_t with = 0;  // (a loop over every rule, on a restore too: runs.h)
+  ForEachRun(m->rule_has_similar.size(), [&](size_t i) {
+    with += m->rule_has_similar[i] == 1;
+    return true;
+  });
   m->any_similar = with > 0;
   m->similar_all = with > 0 && with == m->rule_has_similar.size();
 }
@@ -1540,7 +1544,7 @@ bool ReadIndex(ByteReader* r, size_t rule_count,
   uint32_t n = r->U32();
   if (!r->ok() || n > (1u << 26)) return r->Fail();
   index->reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
+  return ForEachRun(n, [&](size_t) {
     std::string key;
     std::vector<uint32_t> rules;
     if (!r->Str(&key) || !r->Vec(&rules)) return false;
@@ -1548,8 +1552,8 @@ bool ReadIndex(ByteReader* r, size_t rule_count,
       if (rule >= rule_count) return r->Fail();
     }
     (*index)[std::move(key)] = std::move(rules);
-  }
-  return true;
+    return true;
+  });
 }
 
 }  // namespace
@@ -1682,13 +1686,16 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     std::vector<uint32_t>& offsets = compiled->rule_offsets_;
     offsets.reserve(n + 1);
     m.rule_has_similar.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
+    // (This loop and the others over a section's items run in calls: runs.h.)
+    const bool decoded = ForEachRun(n, [&](size_t) {
       bool has_similar = false;
       if (!DecodeRecord(&r, compiled->shared_strings_, nullptr, &has_similar))
-        return bad("RULE", "malformed");
+        return false;
       offsets.push_back(static_cast<uint32_t>(r.pos() - records_start));
       m.rule_has_similar.push_back(has_similar);
-    }
+      return true;
+    });
+    if (!decoded) return bad("RULE", "malformed");
     if (!r.at_end()) return bad("RULE", "trailing bytes");
   }
   const size_t rule_count = compiled->rule_count();
@@ -1698,14 +1705,16 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     if (!r.ok() || n > r.remaining() / 8) return bad("PATT", "bad count");
     m.patterns.reserve(n);
     m.pattern_text.reserve(r.remaining());
-    for (uint32_t i = 0; i < n; ++i) {
+    const bool read = ForEachRun(n, [&](size_t) {
       uint32_t rule = r.U32();
       std::string_view pattern;
-      if (!r.StrView(&pattern) || rule >= rule_count) return bad("PATT", "malformed");
+      if (!r.StrView(&pattern) || rule >= rule_count) return false;
       // The program is checked when first compiled: a pattern that fails to
       // compile then simply never matches (Match skips it), it cannot crash.
       m.AddPattern(rule, pattern);
-    }
+      return true;
+    });
+    if (!read) return bad("PATT", "malformed");
     if (!r.at_end()) return bad("PATT", "trailing bytes");
   }
   {
@@ -1719,14 +1728,14 @@ Status CompiledList::Import(const CompiledSectionSpans& sections,
     m.keyword_sets.resize(n);
     m.keyword_terms.reserve(terms);
     m.keyword_text.reserve(text);
-    for (CompiledKeywordSet& ks : m.keyword_sets) {
+    const bool read = ForEachRun(n, [&](size_t i) {
+      CompiledKeywordSet& ks = m.keyword_sets[i];
       ks.rule_index = r.U32();
       ks.within = static_cast<int>(r.I64());
-      if (!ReadTerms(&r, &m, &ks.all) || !ReadTerms(&r, &m, &ks.any) ||
-          !ReadTerms(&r, &m, &ks.none) || ks.rule_index >= rule_count || ks.within < 0) {
-        return bad("KEYW", "malformed");
-      }
-    }
+      return ReadTerms(&r, &m, &ks.all) && ReadTerms(&r, &m, &ks.any) &&
+             ReadTerms(&r, &m, &ks.none) && ks.rule_index < rule_count && ks.within >= 0;
+    });
+    if (!read) return bad("KEYW", "malformed");
     if (!r.at_end()) return bad("KEYW", "trailing bytes");
     if (m.keyword_terms.size() != terms || m.keyword_text.size() != text)
       return bad("KEYW", "malformed");

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "factlens/normalize.h"
+#include "factlens/runs.h"
 #include "re2/regexp.h"
 #include "util/utf.h"
 
@@ -971,10 +972,16 @@ void Prefilter::SetDenseStates(size_t states) {
     if (byte_class_[b] == 0 && class_count_ < 256)
       byte_class_[b] = static_cast<uint8_t>(class_count_++);
   };
-  for (uint32_t at = 0; at < nodes_.size(); at += RecordWords(nodes_[at + kHead])) {
+  // (On every build and restore: the loops over the states run in calls, runs.h.
+  // A record takes two words at least.)
+  uint32_t at = 0;
+  ForEachRun(nodes_.size(), [&](size_t) {
+    if (at >= nodes_.size()) return false;  // every record read
     offsets.push_back(at);
     ForEachEdge(nodes_, at, [&](uint8_t byte, uint32_t) { add_class(byte); });
-  }
+    at += RecordWords(nodes_[at + kHead]);
+    return true;
+  });
   // Edge bytes are lower-cased, so some byte is on no edge and class 0 is its; a
   // (hostile) form whose edges use every byte value is scanned sparse.
   if (class_count_ == 256) {
@@ -993,7 +1000,7 @@ void Prefilter::SetDenseStates(size_t states) {
   auto with_output = [&](uint32_t target) {
     return target | (nodes_[target + kHead] & kOutputBit ? kDenseOutput : 0);
   };
-  for (size_t row = 0; row < n; ++row) {
+  ForEachRun(n, [&](size_t row) {
     const uint32_t at = offsets[row];
     dense_row_[at] = static_cast<uint32_t>(row * class_count_);
     uint32_t* out = &dense_[row * class_count_];
@@ -1003,7 +1010,8 @@ void Prefilter::SetDenseStates(size_t states) {
     ForEachEdge(nodes_, at, [&](uint8_t byte, uint32_t next) {
       out[byte_class_[byte]] = with_output(next);
     });
-  }
+    return true;
+  });
   // A capital takes its small letter's class, so a step reads the text's byte as
   // it is: no lower-casing on the hot path (Candidates' instructions on 800 bench
   // posts at 10k rules: 136 -> 128M). After the rows: edges are lower-cased, and
@@ -1311,7 +1319,8 @@ bool Prefilter::Validate() {
   // not records.
   std::vector<uint64_t> atom_starts((atom_items_.size() + 63) / 64, 0);
   uint32_t atoms = 0;
-  for (size_t k = 0; k < atom_items_.size(); ++k) {
+  // (Once per restore: the loops run in calls, runs.h.)
+  const bool keys_valid = ForEachRun(atom_items_.size(), [&](size_t k) {
     const uint32_t key = atom_items_[k];
     if ((key >> 4 & (kItemLimit - 1)) >= item_count_ || (key >> 2 & 3) > (key & 3)) {
       return false;
@@ -1319,10 +1328,11 @@ bool Prefilter::Validate() {
     if (k == 0 || (atom_items_[k - 1] & kLastKey))
       atom_starts[k / 64] |= uint64_t{1} << (k % 64);
     atoms += key >> 31;
-  }
-  for (uint32_t item : always_) {
-    if (item >= item_count_) return false;
-  }
+    return true;
+  });
+  if (!keys_valid) return false;
+  if (!ForEachRun(always_.size(), [&](size_t i) { return always_[i] < item_count_; }))
+    return false;
   state_count_ = ValidateTrie(nodes_, atom_starts);
   word_state_count_ = ValidateTrie(word_nodes_, atom_starts);
   if (state_count_ == 0 || word_state_count_ == 0) return false;
@@ -1365,45 +1375,59 @@ uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes,
   std::vector<uint64_t> starts((size + 63) / 64, 0), atom_states(starts.size(), 0);
   size_t child = record_words(0);  // where the next edge must lead
   uint32_t count = 0;
-  for (size_t at = 0; at < size;) {
+  size_t at = 0;
+  // The record at `at`: false if it is malformed, else moves `at` past it.
+  auto check_record = [&]() -> bool {
     const size_t words = record_words(at);
-    if (words == 0) return 0;
+    if (words == 0) return false;
     const uint32_t head = nodes[at + kHead];
     const uint32_t edges = head & 0xFF;
     const uint32_t fail = nodes[at + kFail];
-    if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return 0;
+    if (at == 0 ? fail != 0 : (fail >= at || !bit(starts, fail))) return false;
     const uint32_t* next = &nodes[at + kEdges];
     if (edges > 1) {
       // Distinct, ascending bytes, padded with the last: the form is canonical.
       const uint8_t* bytes = reinterpret_cast<const uint8_t*>(next);
       for (uint32_t k = 1; k < (edges + 7) / 8 * 8; ++k) {
-        if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1]) return 0;
+        if (k < edges ? bytes[k] <= bytes[k - 1] : bytes[k] != bytes[edges - 1])
+          return false;
       }
       next += (edges + 7) / 8 * 2;
     }
     for (uint32_t k = 0; k < edges; ++k) {
-      if (child <= at || next[k] != child) return 0;
+      if (child <= at || next[k] != child) return false;
       const size_t child_words = record_words(child);
-      if (child_words == 0) return 0;
+      if (child_words == 0) return false;
       child += child_words;
     }
     if (head & kOutputBit) {
       const uint32_t* output = &nodes[at + OutputAt(head)];
       const uint32_t atom = output[kAtom], dict = output[kDict];
       if (atom == kNone ? (dict == kNone || (head & kTailBit)) : !is_atom(atom)) {
-        return 0;
+        return false;
       }
-      if (dict != kNone && (dict >= at || !bit(atom_states, dict))) return 0;
+      if (dict != kNone && (dict >= at || !bit(atom_states, dict))) return false;
       if (atom != kNone) set(&atom_states, at);
       if (head & kTailBit) {
         const uint32_t begin = output[kTailBegin], tail = output[kTailSize];
-        if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin) return 0;
+        if (tail == 0 || begin > tails_.size() || tail > tails_.size() - begin)
+          return false;
       }
     }
     set(&starts, at);
     ++count;
     at += words;
-  }
+    return true;
+  };
+  // (Once per restore, a record per call of a function of its own: runs.h. A
+  // record takes two words at least, so `size` calls are enough.)
+  bool valid = true;
+  ForEachRun(size, [&](size_t) {
+    if (at >= size) return false;  // every record read
+    valid = check_record();
+    return valid;
+  });
+  if (!valid) return 0;
   if (child != size) return 0;
   return count;
 }

@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "factlens/hash.h"
+#include "factlens/runs.h"
 #include "runtime/api.h"
 #include "src_c/stem_UTF_8_dutch.h"
 #include "src_c/stem_UTF_8_english.h"
@@ -422,10 +423,11 @@ class BigramDictionary {
   // Calls f(BigramKey) for each bigram.
   template <typename F>
   void ForEachKey(F&& f) const {
-    for (uint32_t w = 0; w + 1 < begin_.size(); ++w) {
+    ForEachRun(begin_.empty() ? 0 : begin_.size() - 1, [&](size_t w) {
       for (uint32_t i = begin_[w]; i < begin_[w + 1]; ++i)
-        f(BigramKey(w, pairs_[i].second));
-    }
+        f(BigramKey(static_cast<uint32_t>(w), pairs_[i].second));
+      return true;
+    });
   }
   void Serialize(ByteWriter* w) const {
     w->Vec(begin_);
@@ -440,23 +442,24 @@ class BigramDictionary {
         begin_.back() != pairs_.size() || pairs_.size() > kMaxIds) {
       return r->Fail();
     }
-    // (Every run's bounds first: a run may only be read once all are in range.)
-    for (size_t w = 0; w < word_count; ++w) {
-      if (begin_[w] > begin_[w + 1]) return r->Fail();
-    }
+    // (Every run's bounds first: a run may only be read once all are in range.
+    // Read once per restore, in calls: runs.h.)
+    if (!ForEachRun(word_count, [&](size_t w) { return begin_[w] <= begin_[w + 1]; }))
+      return r->Fail();
     std::vector<uint64_t> seen(pairs_.size() / 64 + 1, 0);
-    for (size_t w = 0; w < word_count; ++w) {
+    const bool valid = ForEachRun(word_count, [&](size_t w) {
       for (uint32_t i = begin_[w]; i < begin_[w + 1]; ++i) {
         const Pair& p = pairs_[i];
         if (p.second >= word_count ||
             (i > begin_[w] && p.second <= pairs_[i - 1].second) ||
             p.id >= pairs_.size() || Marked(seen, p.id)) {
-          return r->Fail();
+          return false;
         }
         Mark(&seen, p.id);
       }
-    }
-    return true;
+      return true;
+    });
+    return valid || r->Fail();
   }
 
  private:
@@ -1396,35 +1399,48 @@ std::vector<uint32_t> SimilarIndex::Impl::DistinctWords(const WordView& v) {
 
 void SimilarIndex::Impl::BuildCharIdf() {
   char_idf.resize(chars.size());
-  for (uint32_t id = 0; id < chars.size(); ++id) char_idf[id] = Idf(kCharField, id);
+  ForEachRun(chars.size(), [&](size_t id) {  // once per list: runs.h
+    char_idf[id] = Idf(kCharField, static_cast<uint32_t>(id));
+    return true;
+  });
 }
 
 void SimilarIndex::Impl::BuildGate() {
   Gate& g = gate;
   g.built = true;
-  for (const Doc& doc : docs) {
+  // (Once per list, on its first check: the loops run in calls, runs.h.)
+  ForEachRun(docs.size(), [&](size_t d) {
+    const Doc& doc = docs[d];
     for (int f = 0; f < kFieldCount; ++f)
       g.most_terms[f] = std::max(g.most_terms[f], Terms(doc, f).size());
     g.most_word_idf =
         std::max({g.most_word_idf, doc.claim_idf, doc.title_idf, doc.phrasing_idf_max});
-  }
+    return true;
+  });
   if (!g.kept_from_form) FindGateWords();
   // The claims by gate word, per level, from each claim's gate words (restored
   // from the compiled form, or just found).
   for (int l = 0; l < kGateLevelCount; ++l) {
     std::vector<uint32_t>& begin = g.begin[l];
     begin.assign(words.size() + 1, 0);
-    for (uint32_t e : g.kept) {
+    ForEachRun(g.kept.size(), [&](size_t i) {
+      const uint32_t e = g.kept[i];
       if (e >> l & 1) ++begin[(e >> 4) + 1];
-    }
-    for (size_t w = 0; w < words.size(); ++w) begin[w + 1] += begin[w];
+      return true;
+    });
+    ForEachRun(words.size(), [&](size_t w) {
+      begin[w + 1] += begin[w];
+      return true;
+    });
     g.docs[l].resize(begin[words.size()]);
     std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
-    for (uint32_t d = 0; d < docs.size(); ++d) {
+    ForEachRun(docs.size(), [&](size_t d) {
       for (uint32_t i = g.kept_begin[d]; i < g.kept_begin[d + 1]; ++i) {
-        if (g.kept[i] >> l & 1) g.docs[l][fill[g.kept[i] >> 4]++] = d;
+        if (g.kept[i] >> l & 1)
+          g.docs[l][fill[g.kept[i] >> 4]++] = static_cast<uint32_t>(d);
       }
-    }
+      return true;
+    });
   }
   g.kept_from_form = false;
   std::vector<uint32_t>().swap(g.kept);
@@ -1571,29 +1587,52 @@ void SimilarIndex::Impl::FindGateWords() {
 
 void SimilarIndex::Impl::Finish() {
   Impl& x = *this;
-  x.doc_state.assign(x.docs.size(), {});
-  for (uint32_t d = 0; d < x.docs.size(); ++d) x.doc_state[d].rule = x.docs[d].rule_index;
+  // (Called once per load or restore: its loops run in calls, runs.h.)
+  const size_t doc_count = x.docs.size();
+  x.doc_state.assign(doc_count, {});
+  ForEachRun(doc_count, [&](size_t d) {
+    x.doc_state[d].rule = x.docs[d].rule_index;
+    return true;
+  });
   // Field lengths (tokens), then BM25's normalisation by the average length.
   double totals[kFieldCount] = {0, 0, 0, 0};
-  for (uint32_t d = 0; d < x.docs.size(); ++d) x.DocLengths(d, totals);
-  for (int f = 0; f < kFieldCount; ++f) {
-    const double average =
-        x.docs.empty() || totals[f] == 0 ? 1 : totals[f] / x.docs.size();
-    for (DocState& d : x.doc_state)
-      d.norm[f] = static_cast<float>(kK1 * (1 - kB + kB * d.norm[f] / average));
-  }
-  x.idf_by_df.resize(x.docs.size() + 1);
-  for (size_t df = 0; df < x.idf_by_df.size(); ++df) x.idf_by_df[df] = x.IdfOf(df);
+  ForEachRun(doc_count, [&](size_t d) {
+    x.DocLengths(static_cast<uint32_t>(d), totals);
+    return true;
+  });
+  double average[kFieldCount];
+  for (int f = 0; f < kFieldCount; ++f)
+    average[f] = doc_count == 0 || totals[f] == 0 ? 1 : totals[f] / doc_count;
+  ForEachRun(doc_count, [&](size_t d) {
+    DocState& state = x.doc_state[d];
+    for (int f = 0; f < kFieldCount; ++f)
+      state.norm[f] =
+          static_cast<float>(kK1 * (1 - kB + kB * state.norm[f] / average[f]));
+    return true;
+  });
+  x.idf_by_df.resize(doc_count + 1);
+  ForEachRun(x.idf_by_df.size(), [&](size_t df) {
+    x.idf_by_df[df] = x.IdfOf(df);
+    return true;
+  });
   x.word_idf.resize(x.words.size());
-  for (uint32_t id = 0; id < x.words.size(); ++id)
-    x.word_idf[id] = x.Idf(kClaimField, id);
+  ForEachRun(x.words.size(), [&](size_t id) {
+    x.word_idf[id] = x.Idf(kClaimField, static_cast<uint32_t>(id));
+    return true;
+  });
   // Per claim, what needs the idf: the coverage features' totals (summed in the
   // order word_features sums their parts) and the character-gram vector's norm.
   x.phrasing_idf.clear();
   size_t phrasings = 0;
-  for (const Impl::Doc& doc : x.docs) phrasings += x.Words(doc).phrasing_count;
+  ForEachRun(doc_count, [&](size_t d) {
+    phrasings += x.Words(x.docs[d]).phrasing_count;
+    return true;
+  });
   x.phrasing_idf.reserve(phrasings);
-  for (Impl::Doc& doc : x.docs) x.DocIdf(&doc);
+  ForEachRun(doc_count, [&](size_t d) {
+    x.DocIdf(&x.docs[d]);
+    return true;
+  });
   // Pushed one by one on a load from text, they may hold twice their size (100k
   // rules: megabytes); a restore reserved their size.
   x.doc_words.shrink_to_fit();
@@ -1745,14 +1784,8 @@ void SimilarIndex::SerializeGate(ByteWriter* w) const {
 
 namespace {
 
-// Returns true if each of the `n` postings at `p` names a claim below `docs` and
-// has a count.
-[[gnu::noinline]] bool PostingsValid(const Posting* p, size_t n, uint32_t docs) {
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i].id() >= docs || p[i].count() == 0) return false;
-  }
-  return true;
-}
+// Postings checked per call on restore (runs.h): a check is a few instructions.
+constexpr size_t kPostingsPerRun = 1 << 12;
 
 }  // namespace
 
@@ -1805,13 +1838,14 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
   }
   x.stop_words = StopWordsFor(x.stemmers);
   // The dictionaries: the words' keys, the bigrams (of word pairs), the grams' keys.
+  // (Called once per restore: its loops run in calls, runs.h.)
   auto read_keys = [r](IdMap64* map) {
     std::vector<uint64_t> keys;
     if (!r->Vec(&keys) || keys.size() > kMaxIds) return r->Fail();
     map->Reserve(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (map->Add(keys[i]) != i) return r->Fail();  // a repeated key
-    }
+    // A repeated key fails.
+    if (!ForEachRun(keys.size(), [&](size_t i) { return map->Add(keys[i]) == i; }))
+      return r->Fail();
     return true;
   };
   if (!read_keys(&x.words) || !x.bigrams.Deserialize(r, x.words.size()) ||
@@ -1847,25 +1881,22 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
         p.begin.back() != p.items.size()) {
       return r->Fail();
     }
-    for (size_t t = 0; t + 1 < p.begin.size(); ++t) {
-      if (p.begin[t] > p.begin[t + 1]) return r->Fail();
-    }
-    // (In runs, each a call: see ReadDoc.)
-    constexpr size_t kRun = 1 << 14;
-    for (size_t at = 0; at < p.items.size(); at += kRun) {
-      if (!PostingsValid(p.items.data() + at, std::min(kRun, p.items.size() - at),
-                         doc_count)) {
-        return r->Fail();
-      }
-    }
+    const bool ordered = ForEachRun(
+        p.begin.size() - 1, [&](size_t t) { return p.begin[t] <= p.begin[t + 1]; });
+    const Posting* items = p.items.data();
+    const bool valid = ForEachRun(
+        p.items.size(),
+        [&](size_t i) { return items[i].id() < doc_count && items[i].count() != 0; },
+        kPostingsPerRun);
+    if (!ordered || !valid) return r->Fail();
   }
   // The gate (SerializeGate), laid out by BuildGate on the first check.
   Impl::Gate& g = x.gate;
   g.need.assign(static_cast<size_t>(doc_count) * Impl::kGateLevelCount, 1);
   g.kept_begin.assign(1, 0);
-  for (uint32_t d = 0; d < doc_count; ++d) {
+  const bool gate_read = ForEachRun(doc_count, [&](size_t d) {
     const uint32_t n = r->Var32();
-    if (!r->ok() || n > r->remaining() / 2) return r->Fail();
+    if (!r->ok() || n > r->remaining() / 2) return false;
     uint64_t id = 0;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t gap = r->Var32();
@@ -1873,16 +1904,18 @@ bool SimilarIndex::Deserialize(ByteReader* r, const SimilarOptions& options,
       id += gap;
       if (!r->ok() || (i > 0 && gap == 0) || id >= x.words.size() || levels == 0 ||
           levels > 15) {
-        return r->Fail();
+        return false;
       }
       g.kept.push_back(static_cast<uint32_t>(id) << 4 | levels);
     }
     const uint8_t twos = r->U8();
-    if (!r->ok() || twos > 15) return r->Fail();
+    if (!r->ok() || twos > 15) return false;
     for (int l = 0; l < Impl::kGateLevelCount; ++l)
       g.need[d * Impl::kGateLevelCount + l] = (twos >> l & 1) ? 2 : 1;
     g.kept_begin.push_back(static_cast<uint32_t>(g.kept.size()));
-  }
+    return true;
+  });
+  if (!gate_read) return r->Fail();
   g.kept_from_form = true;
   if (!same_options) return true;  // valid, but for other options: the caller rebuilds
   x.Finish();
