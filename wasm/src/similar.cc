@@ -880,11 +880,11 @@ struct SimilarIndex::Impl {
   // Derives idf, norms and scratch space from the documents and postings.
   void Finish();
   // Finish's work for claim `d`: its field lengths (into doc_state, added to
-  // `totals`), and then (DocIdf) its idf sums and character-gram norm. Each its own
-  // function, called once per claim (not inlined into Finish's loops), as AddDoc:
-  // V8 optimises a wasm function only for its later calls (no on-stack
-  // replacement), so a restore's loop over 100k rules' claims ran unoptimised to
-  // its end.
+  // `totals`), and then (DocIdf) its idf sums and character-gram norm. Finish
+  // calls them in runs (runs.h): V8 optimises a wasm function only for its later
+  // calls (no on-stack replacement), so a restore's loop over 100k rules' claims
+  // ran unoptimised to its end. (Marked noinline, they were still inlined by
+  // Binaryen, each having one caller: runs.h calls through a function pointer.)
   void DocLengths(uint32_t d, double totals[kFieldCount]);
   void DocIdf(Doc* doc);
   // Deserialize's reading of one claim into *doc (its terms to doc_terms, its

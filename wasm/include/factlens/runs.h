@@ -9,7 +9,7 @@
 // crosses that mark during its one call: TurboFan compiled it for nothing, up to a
 // hundred milliseconds of CPU for the largest. On a reader's two cores those
 // compilations ran beside the worker's restore and first checks and slowed them
-// (extension/README, "A worker's first checks").
+// (extension/README: a cold worker's first check of 10 posts, 79-135 -> 28-67 ms).
 //
 // ForEachRun(count, body) calls body(i) for i in [0, count), a run of items per
 // call of a function made for `body`, and stops at the first body(i) that returns
