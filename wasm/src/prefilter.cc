@@ -1420,15 +1420,14 @@ uint32_t Prefilter::ValidateTrie(const std::vector<uint32_t>& nodes,
     return true;
   };
   // (Once per restore, a record per call of a function of its own: runs.h. A
-  // record takes two words at least, so `size` calls are enough.)
+  // record takes a word at least, so `size` calls are enough.)
   bool valid = true;
   ForEachRun(size, [&](size_t) {
     if (at >= size) return false;  // every record read
     valid = check_record();
     return valid;
   });
-  if (!valid) return 0;
-  if (child != size) return 0;
+  if (!valid || at != size || child != size) return 0;
   return count;
 }
 
