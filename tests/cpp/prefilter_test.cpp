@@ -537,36 +537,64 @@ TEST_CASE("prefilter: a pattern without atoms is always checked", "[prefilter]")
 
 // The dense states are a DFA of the shallowest states, derived from the records:
 // a scan through any number of them finds what the sparse records alone find.
-TEST_CASE("prefilter: dense states give the candidates of the sparse scan",
+std::string AsciiUpper(std::string s) {
+  for (char& c : s) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  return s;
+}
+
+// Both tries: the scan's automaton and the word-anchored atoms' trie (a third of
+// the atoms), each dense to the same number of states or fewer (it may have fewer).
+TEST_CASE("prefilter: dense states give the candidates of the sparse scan and walk",
           "[prefilter]") {
   std::mt19937 rng(57);
   for (int list = 0; list < 20; ++list) {
     Prefilter pf;
+    std::vector<std::string> atoms;
     const uint32_t items = 20 + static_cast<uint32_t>(rng() % 300);
     for (uint32_t i = 0; i < items; ++i) {
       std::vector<std::vector<std::string>> groups(1 + rng() % 2);
+      std::vector<std::vector<bool>> word_start;
       for (auto& g : groups) {
+        word_start.emplace_back();
         for (int k = 0; k < 2; ++k) {
           std::string atom = Word(rng);
           if (rng() % 3 == 0) atom = atom.substr(0, 1 + rng() % atom.size());
           if (rng() % 4 == 0) atom += " " + Word(rng);
           if (rng() % 9 == 0) atom = "\xD1\x81" + atom;  // bytes outside ASCII
           g.push_back(atom);
+          atoms.push_back(atom);
+          word_start.back().push_back(rng() % 3 == 0);
         }
       }
-      pf.AddItem(i, groups);
+      pf.AddItem(i, groups, word_start);
     }
     pf.Build(items);
-    REQUIRE(pf.dense_states() == pf.state_count());  // (small lists: all fit)
+    REQUIRE(pf.state_count() > 1);
+    REQUIRE(pf.word_state_count() > 1);
+    // (Small lists: all fit.)
+    REQUIRE(pf.dense_states() == pf.state_count());
+    REQUIRE(pf.word_dense_states() == pf.word_state_count());
     std::vector<std::string> posts;
-    for (int p = 0; p < 30; ++p) posts.push_back(RandomPost(rng));
+    // Random words with atoms planted, after a space, a letter or a hyphen, some
+    // in capitals.
+    for (int p = 0; p < 30; ++p) {
+      std::string post = RandomPost(rng);
+      for (int k = static_cast<int>(rng() % 4); k > 0; --k) {
+        std::string atom = atoms[rng() % atoms.size()];
+        if (rng() % 3 == 0) atom = AsciiUpper(atom);
+        post += std::string(1, " x-"[rng() % 3]) + atom;
+      }
+      posts.push_back(post + RandomPost(rng));
+    }
     std::vector<std::vector<uint32_t>> dense;
     for (const std::string& post : posts) dense.push_back(pf.Candidates(post));
     size_t found = 0;
     for (size_t states : {size_t{0}, size_t{1}, size_t{2}, size_t{7},
+                          pf.word_state_count() / 3, pf.word_state_count() - 1,
                           pf.state_count() / 3, pf.state_count() - 1}) {
       pf.SetDenseStates(states);
-      CHECK(pf.dense_states() == states);
+      CHECK(pf.dense_states() == std::min<size_t>(states, pf.state_count()));
+      CHECK(pf.word_dense_states() == std::min<size_t>(states, pf.word_state_count()));
       for (size_t p = 0; p < posts.size(); ++p) {
         INFO("list " << list << ", dense states " << states << ", post " << posts[p]);
         REQUIRE(pf.Candidates(posts[p]) == dense[p]);

@@ -957,58 +957,61 @@ uint32_t Prefilter::BuildTrie(const std::string_view* atoms,
   return n;
 }
 
-void Prefilter::SetDenseStates(size_t states) {
-  dense_.clear();
-  dense_row_.clear();
-  dense_end_ = 0;
-  dense_count_ = 0;
-  if (nodes_.empty() || nodes_.size() >= kDenseOutput) return;
+void Prefilter::MakeDense(const std::vector<uint32_t>& nodes, uint32_t record_count,
+                          bool failure_links, size_t states, DenseRows* d) {
+  *d = DenseRows();
+  if (nodes.empty() || nodes.size() >= kDenseExit) return;
   // The classes: one per byte on some edge, 0 for every other byte.
-  std::memset(byte_class_, 0, sizeof(byte_class_));
-  class_count_ = 1;
   std::vector<uint32_t> offsets;  // each record's, in order
-  offsets.reserve(state_count_);
+  offsets.reserve(record_count);
   auto add_class = [&](uint8_t b) {
-    if (byte_class_[b] == 0 && class_count_ < 256)
-      byte_class_[b] = static_cast<uint8_t>(class_count_++);
+    if (d->byte_class[b] == 0 && d->class_count < 256)
+      d->byte_class[b] = static_cast<uint8_t>(d->class_count++);
   };
   // (On every build and restore: the loops over the states run in calls, runs.h.
   // A record takes two words at least.)
   uint32_t at = 0;
-  ForEachRun(nodes_.size(), [&](size_t) {
-    if (at >= nodes_.size()) return false;  // every record read
+  ForEachRun(nodes.size(), [&](size_t) {
+    if (at >= nodes.size()) return false;  // every record read
     offsets.push_back(at);
-    ForEachEdge(nodes_, at, [&](uint8_t byte, uint32_t) { add_class(byte); });
-    at += RecordWords(nodes_[at + kHead]);
+    ForEachEdge(nodes, at, [&](uint8_t byte, uint32_t) { add_class(byte); });
+    at += RecordWords(nodes[at + kHead]);
     return true;
   });
   // Edge bytes are lower-cased, so some byte is on no edge and class 0 is its; a
-  // (hostile) form whose edges use every byte value is scanned sparse.
-  if (class_count_ == 256) {
-    std::memset(byte_class_, 0, sizeof(byte_class_));
-    class_count_ = 1;
+  // (hostile) form whose edges use every byte value is read sparse.
+  const uint32_t classes = d->class_count;
+  if (classes == 256) {
+    *d = DenseRows();
     return;
   }
-  const size_t fit = kDenseBytes / (class_count_ * sizeof(uint32_t));
+  const size_t fit = kDenseBytes / (classes * sizeof(uint32_t));
   const size_t n = std::min({states, fit, offsets.size()});
-  if (n == 0) return;
-  dense_end_ = n < offsets.size() ? offsets[n] : static_cast<uint32_t>(nodes_.size());
-  dense_row_.assign(dense_end_, 0);
-  dense_.assign(n * class_count_, 0);
-  // Rows in breadth-first order: a state's failure state is shallower, so its row
-  // is filled first. Row of the root: its edges, else the root.
-  auto with_output = [&](uint32_t target) {
-    return target | (nodes_[target + kHead] & kOutputBit ? kDenseOutput : 0);
+  if (n == 0) {
+    *d = DenseRows();
+    return;
+  }
+  d->end = n < offsets.size() ? offsets[n] : static_cast<uint32_t>(nodes.size());
+  d->row.assign(d->end, 0);
+  d->node.assign(offsets.begin(), offsets.begin() + static_cast<std::ptrdiff_t>(n));
+  d->entries.assign(n * classes, 0);
+  for (size_t r = 0; r < n; ++r) d->row[offsets[r]] = static_cast<uint32_t>(r * classes);
+  auto entry = [&](uint32_t target) {
+    return target < d->end && !(nodes[target + kHead] & kOutputBit) ? d->row[target]
+                                                                    : target | kDenseExit;
   };
-  ForEachRun(n, [&](size_t row) {
-    const uint32_t at = offsets[row];
-    dense_row_[at] = static_cast<uint32_t>(row * class_count_);
-    uint32_t* out = &dense_[row * class_count_];
-    const uint32_t* fail_row =
-        row == 0 ? nullptr : &dense_[dense_row_[nodes_[at + kFail]]];
-    for (uint32_t k = 0; k < class_count_; ++k) out[k] = fail_row ? fail_row[k] : 0;
-    ForEachEdge(nodes_, at, [&](uint8_t byte, uint32_t next) {
-      out[byte_class_[byte]] = with_output(next);
+  // Rows in breadth-first order: a state's failure state is shallower, so its row
+  // is filled first. The root's row: its edges, else the root (the scan) or
+  // nowhere (the walk), both entry 0.
+  ForEachRun(n, [&](size_t r) {
+    const uint32_t here = offsets[r];
+    uint32_t* out = &d->entries[r * classes];
+    if (failure_links && r != 0) {
+      const uint32_t* fail_row = &d->entries[d->row[nodes[here + kFail]]];
+      std::copy(fail_row, fail_row + classes, out);
+    }
+    ForEachEdge(nodes, here, [&](uint8_t byte, uint32_t next) {
+      out[d->byte_class[byte]] = entry(next);
     });
     return true;
   });
@@ -1016,8 +1019,13 @@ void Prefilter::SetDenseStates(size_t states) {
   // it is: no lower-casing on the hot path (Candidates' instructions on 800 bench
   // posts at 10k rules: 136 -> 128M). After the rows: edges are lower-cased, and
   // an edge on a capital (only a hostile form has one) stays one no step takes.
-  for (int b = 'A'; b <= 'Z'; ++b) byte_class_[b] = byte_class_[b | 0x20];
-  dense_count_ = n;
+  for (int b = 'A'; b <= 'Z'; ++b) d->byte_class[b] = d->byte_class[b | 0x20];
+  d->count = n;
+}
+
+void Prefilter::SetDenseStates(size_t states) {
+  MakeDense(nodes_, state_count_, /*failure_links=*/true, states, &dense_);
+  MakeDense(word_nodes_, word_state_count_, /*failure_links=*/false, states, &word_dense_);
 }
 
 void Prefilter::FillRootRow() {
@@ -1099,29 +1107,26 @@ size_t AsciiAlnumRunEnd(std::string_view view, size_t i) {
   return i;
 }
 
-// Steps the automaton through its dense states (below `dense_end`; rows
-// `dense_row`, entries `dense`, columns by `byte_class`) on `text` (`n` bytes),
-// from byte `i` (< n) and dense state *s on. Returns the last byte stepped on,
-// with *s the state after it and *output whether an atom's cut ends there: it
-// stops after a step to such a state or out of the dense states, or at the text's
-// end. Most of a post's bytes take this loop. It is a loop of its own so that its
-// few values stay in registers: as the scan's one loop, which calls out for the
-// atoms found, it kept the byte's index and the tables' pointers on the stack and
-// loaded them again at every step (natively, the bench's 10k pattern rules: 131.7k
-// -> 115.5k instructions a check in Candidates; V8's wasm code was no faster).
-inline size_t Prefilter::DenseSteps(const uint32_t* dense, const uint32_t* dense_row,
-                                    const uint8_t* byte_class, uint32_t dense_end,
-                                    const uint8_t* text, size_t n, size_t i, uint32_t* s,
-                                    bool* output) {
-  uint32_t state = *s;
+// Steps the automaton through its dense states (entries `dense`, columns by
+// `byte_class`) on `text` (`n` bytes), from byte `i` (< n) and the dense state
+// whose row is at `row` on. Returns the last byte stepped on, with *entry the
+// entry that step read: kDenseExit set if it left the dense states or reached a
+// state with atoms, where it stops; else it stopped at the text's end. Most of a
+// post's bytes take this loop. It is a loop of its own so that its few values stay
+// in registers: as the scan's one loop, which calls out for the atoms found, it
+// kept the byte's index and the tables' pointers on the stack and loaded them
+// again at every step (natively, the bench's 10k pattern rules: 131.7k -> 115.5k
+// instructions a check in Candidates; V8's wasm code was no faster).
+inline size_t Prefilter::DenseSteps(const uint32_t* dense, const uint8_t* byte_class,
+                                    const uint8_t* text, size_t n, size_t i, uint32_t row,
+                                    uint32_t* entry) {
   for (;; ++i) {
-    const uint32_t v = dense[dense_row[state] + byte_class[text[i]]];
-    state = v & ~kDenseOutput;
-    if ((v & kDenseOutput) || state >= dense_end || i + 1 == n) {
-      *s = state;
-      *output = (v & kDenseOutput) != 0;
+    const uint32_t v = dense[row + byte_class[text[i]]];
+    if (v >= kDenseExit || i + 1 == n) {
+      *entry = v;
       return i;
     }
+    row = v;
   }
 }
 
@@ -1180,9 +1185,10 @@ std::vector<uint32_t> Prefilter::Candidates(
   // The atoms anywhere: the automaton, one step a byte.
   if (state_count_ > 1) {
     const uint32_t* nodes = nodes_.data();
-    const uint32_t* dense = dense_.data();
-    const uint32_t* dense_row = dense_row_.data();
-    const uint32_t dense_end = dense_end_;
+    const uint32_t* dense = dense_.entries.data();
+    const uint32_t* dense_row = dense_.row.data();
+    const uint8_t* byte_class = dense_.byte_class;
+    const uint32_t dense_end = dense_.end;
     // One step on byte `c` from sparse state *s (or the root, when no state is
     // dense), through failure links as far as needed (one may lead to a dense
     // state); returns whether an atom's cut ends at the state reached.
@@ -1191,9 +1197,14 @@ std::vector<uint32_t> Prefilter::Candidates(
       uint32_t head;
       for (;;) {
         if (s < dense_end) {  // one step, the failure links already followed
-          const uint32_t v = dense[dense_row[s] + byte_class_[c]];
-          s = v & ~kDenseOutput;
-          head = v & kDenseOutput ? kOutputBit : 0;
+          const uint32_t v = dense[dense_row[s] + byte_class[c]];
+          if (v >= kDenseExit) {
+            s = v & ~kDenseExit;
+            head = nodes[s + kHead];
+          } else {
+            s = dense_.node[v / dense_.class_count];
+            head = 0;
+          }
           break;
         }
         if (s == 0) {  // (the root, when no state is dense)
@@ -1224,10 +1235,12 @@ std::vector<uint32_t> Prefilter::Candidates(
     uint32_t s = 0;
     for (size_t i = 0; i < n; ++i) {
       if (s < dense_end) {
-        bool output;
-        i = DenseSteps(dense, dense_row, byte_class_, dense_end, bytes, n, i, &s,
-                       &output);
-        if (!output) continue;
+        uint32_t v;
+        i = DenseSteps(dense, byte_class, bytes, n, i, dense_row[s], &v);
+        // (Below kDenseExit: the text's end, where the state no longer matters.)
+        if (v < kDenseExit) continue;
+        s = v & ~kDenseExit;
+        if (!(nodes[s + kHead] & kOutputBit)) continue;
       } else if (!sparse_step(bytes[i], &s)) {
         continue;
       }
@@ -1253,14 +1266,41 @@ std::vector<uint32_t> Prefilter::Candidates(
     // digit (RE2's non-word bytes, '_', and the space before a word). The bytes
     // of a run of letters and digits are passed over (AsciiAlnumRunEnd): no walk
     // can start inside it.
-    auto walk_from = [&](size_t start) {
-      uint32_t s = word_root_next_[static_cast<uint8_t>(text[start])];
-      for (size_t i = start; s != 0;) {
+    const uint32_t* dense = word_dense_.entries.data();
+    const uint32_t* dense_row = word_dense_.row.data();
+    const uint8_t* byte_class = word_dense_.byte_class;
+    const uint32_t dense_end = word_dense_.end;
+    auto walk_from = [&](size_t i) {
+      uint32_t s;
+      if (dense_end == 0) {  // no dense states
+        s = word_root_next_[static_cast<uint8_t>(text[i])];
+        if (s == 0) return;
+      } else {
+        s = 0;  // the root, dense
+      }
+      for (;;) {
+        if (s < dense_end) {
+          // Through the dense states, until a byte leads nowhere (the walk ends),
+          // to a state with an atom or out of them (on below), or the text ends.
+          uint32_t row = dense_row[s], v;
+          for (;;) {
+            v = dense[row + byte_class[static_cast<uint8_t>(text[i])]];
+            if (v == 0) return;
+            if (v >= kDenseExit) break;
+            if (++i == n) return;
+            row = v;
+          }
+          s = v & ~kDenseExit;
+        }
+        // State `s`, reached on byte i.
         const uint32_t* record = nodes + s;
         const uint32_t head = record[kHead];
         if (head & kOutputBit) found(record, head, i);
-        if (++i == n || (head & 0xFF) == 0) break;
-        s = EdgeOn(record + kEdges, head, static_cast<uint8_t>(AsciiLower(text[i])));
+        if (++i == n || (head & 0xFF) == 0) return;
+        if (s >= dense_end) {
+          s = EdgeOn(record + kEdges, head, static_cast<uint8_t>(AsciiLower(text[i])));
+          if (s == 0) return;
+        }
       }
     };
     for (size_t start = 0; start < n; ++start) {

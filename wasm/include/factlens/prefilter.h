@@ -129,13 +129,14 @@ class Prefilter {
   std::vector<uint32_t> Candidates(
       std::string_view text, const std::vector<uint32_t>& extra_word_starts = {}) const;
 
-  // Makes the first `states` states of the scan's automaton (breadth-first: the
-  // shallowest; the word-anchored atoms' trie has no dense states) dense, at most
-  // as many as fit kDenseBytes (Build and Deserialize make them so); 0 scans with
-  // the sparse records alone. The candidates are the same either way: for tests
-  // and benchmarks.
+  // Makes the first `states` states of the scan's automaton and of the
+  // word-anchored atoms' trie (breadth-first: the shallowest) dense, at most as
+  // many as fit kDenseBytes each (Build and Deserialize make them so); 0 scans
+  // and walks with the sparse records alone. The candidates are the same either
+  // way: for tests and benchmarks.
   void SetDenseStates(size_t states);
-  size_t dense_states() const { return dense_count_; }
+  size_t dense_states() const { return dense_.count; }
+  size_t word_dense_states() const { return word_dense_.count; }
   static constexpr size_t kDenseBytes = size_t{256} << 10;
 
   uint32_t item_count() const { return item_count_; }
@@ -242,25 +243,39 @@ class Prefilter {
   std::vector<uint32_t> word_nodes_;
   uint32_t word_state_count_ = 0;      // (derived)
   uint32_t word_root_next_[256] = {};  // the root's edges (derived)
-  // Derived from the records (not stored): the shallowest states as a DFA, where
-  // a sparse step's edge search, and the failure walk after it, cost most of the
-  // scan (most of a post's bytes are read in states a few bytes deep). A byte's
-  // class (byte_class_: 0 for a byte on no edge) indexes a dense state's row of
-  // dense_, each entry the state the byte leads to (failure links followed) with
-  // kDenseOutput if it has atoms. States at offsets below dense_end_ are dense,
-  // their row at dense_[dense_row_[offset]].
-  static constexpr uint32_t kDenseOutput = 1u << 31;
-  uint8_t byte_class_[256] = {};
-  uint32_t class_count_ = 1;
-  std::vector<uint32_t> dense_;
-  std::vector<uint32_t> dense_row_;  // by offset below dense_end_
-  uint32_t dense_end_ = 0;
-  size_t dense_count_ = 0;
+  // Derived from the records (not stored): the shallowest states of a trie as a
+  // DFA, where a sparse step's edge search (and the scan's failure walk after it)
+  // cost most (most of a post's bytes are read in states a few bytes deep). A
+  // byte's class (byte_class: 0 for a byte on no edge; a capital its small
+  // letter's) indexes a dense state's row of `entries`. States at offsets below
+  // `end` are dense, their row at entries[row[offset]], and the row at r is the
+  // state at node[r / class_count]. An entry is the state the byte leads to (the
+  // scan's failure links followed): the offset of its row if it is dense and has
+  // no atoms, else kDenseExit | its offset; 0 is the root's row (the scan's) or
+  // no state (the walk's: no edge leads to the root). So a step through dense
+  // states is one load that the next waits on, not two (the row of the state,
+  // then the entry): in wasm, the scan's steps were a third of Candidates' time.
+  struct DenseRows {
+    uint8_t byte_class[256] = {};
+    uint32_t class_count = 1;
+    std::vector<uint32_t> entries;
+    std::vector<uint32_t> row;   // by offset below end
+    std::vector<uint32_t> node;  // by row
+    uint32_t end = 0;
+    size_t count = 0;
+  };
+  static constexpr uint32_t kDenseExit = 1u << 31;
+  // Makes the first `states` records of `nodes` (`record_count` of them) dense
+  // in *d, as many as fit kDenseBytes; `failure_links`: the scan's automaton (an
+  // entry follows them), else the walk's trie (a byte on no edge leads nowhere).
+  static void MakeDense(const std::vector<uint32_t>& nodes, uint32_t record_count,
+                        bool failure_links, size_t states, DenseRows* d);
+  DenseRows dense_;       // the scan's automaton
+  DenseRows word_dense_;  // the word-anchored atoms' trie
   // The scan's run of steps through the dense states (prefilter.cc).
-  static size_t DenseSteps(const uint32_t* dense, const uint32_t* dense_row,
-                           const uint8_t* byte_class, uint32_t dense_end,
-                           const uint8_t* text, size_t n, size_t i, uint32_t* s,
-                           bool* output);
+  static size_t DenseSteps(const uint32_t* dense, const uint8_t* byte_class,
+                           const uint8_t* text, size_t n, size_t i, uint32_t row,
+                           uint32_t* entry);
   std::string tails_;
   uint32_t root_next_[256] = {};
   // An atom is named by its first key in atom_items_ (the record of the state
