@@ -961,37 +961,37 @@ void Prefilter::MakeDense(const std::vector<uint32_t>& nodes, uint32_t record_co
                           bool failure_links, size_t states, DenseRows* d) {
   *d = DenseRows();
   if (nodes.empty() || nodes.size() >= kDenseExit) return;
-  // The classes: one per byte on some edge, 0 for every other byte.
-  std::vector<uint32_t> offsets;  // each record's, in order
-  offsets.reserve(record_count);
+  // The classes: one per byte on some dense state's edge, 0 for every other byte
+  // (from a dense state, such a byte leads where the root's row says: the root or
+  // nowhere). The records in order, as far as their rows fit: a large list's
+  // tries have a hundred times the states that do, and this runs on every restore.
+  std::vector<uint32_t> offsets;  // each dense record's, in order
   auto add_class = [&](uint8_t b) {
     if (d->byte_class[b] == 0 && d->class_count < 256)
       d->byte_class[b] = static_cast<uint8_t>(d->class_count++);
   };
-  // (On every build and restore: the loops over the states run in calls, runs.h.
-  // A record takes two words at least.)
+  // (The loop over the states runs in calls, runs.h. A record takes two words at
+  // least.)
   uint32_t at = 0;
   ForEachRun(nodes.size(), [&](size_t) {
-    if (at >= nodes.size()) return false;  // every record read
-    offsets.push_back(at);
+    if (at >= nodes.size() || offsets.size() >= std::min(states, size_t{record_count}))
+      return false;
     ForEachEdge(nodes, at, [&](uint8_t byte, uint32_t) { add_class(byte); });
+    if ((offsets.size() + 1) * d->class_count * sizeof(uint32_t) > kDenseBytes)
+      return false;  // (its classes stay: unused columns)
+    offsets.push_back(at);
     at += RecordWords(nodes[at + kHead]);
     return true;
   });
   // Edge bytes are lower-cased, so some byte is on no edge and class 0 is its; a
   // (hostile) form whose edges use every byte value is read sparse.
   const uint32_t classes = d->class_count;
-  if (classes == 256) {
+  const size_t n = offsets.size();
+  if (classes == 256 || n == 0) {
     *d = DenseRows();
     return;
   }
-  const size_t fit = kDenseBytes / (classes * sizeof(uint32_t));
-  const size_t n = std::min({states, fit, offsets.size()});
-  if (n == 0) {
-    *d = DenseRows();
-    return;
-  }
-  d->end = n < offsets.size() ? offsets[n] : static_cast<uint32_t>(nodes.size());
+  d->end = at;  // the first record not dense, or the end
   d->row.assign(d->end, 0);
   d->node.assign(offsets.begin(), offsets.begin() + static_cast<std::ptrdiff_t>(n));
   d->entries.assign(n * classes, 0);
