@@ -246,15 +246,16 @@ class Prefilter {
   // Derived from the records (not stored): the shallowest states of a trie as a
   // DFA, where a sparse step's edge search (and the scan's failure walk after it)
   // cost most (most of a post's bytes are read in states a few bytes deep). A
-  // byte's class (byte_class: 0 for a byte on no edge; a capital its small
-  // letter's) indexes a dense state's row of `entries`. States at offsets below
+  // byte's class (byte_class: 0 for a byte on no dense state's edge; a capital
+  // its small letter's) indexes a dense state's row of `entries`. States at offsets below
   // `end` are dense, their row at entries[row[offset]], and the row at r is the
   // state at node[r / class_count]. An entry is the state the byte leads to (the
   // scan's failure links followed): the offset of its row if it is dense and has
   // no atoms, else kDenseExit | its offset; 0 is the root's row (the scan's) or
   // no state (the walk's: no edge leads to the root). So a step through dense
   // states is one load that the next waits on, not two (the row of the state,
-  // then the entry): in wasm, the scan's steps were a third of Candidates' time.
+  // then the entry). With the word trie's rows, Candidates natively 97.5k ->
+  // 77.2k instructions a check at 10k rules (wasm/README).
   struct DenseRows {
     uint8_t byte_class[256] = {};
     uint32_t class_count = 1;
