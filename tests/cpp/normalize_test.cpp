@@ -2,6 +2,8 @@
 #include "factlens/normalize.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -30,9 +32,16 @@ NormalizedText Check(std::string_view input) {
   std::string joined;
   for (const std::string& w : Words(t)) joined += (joined.empty() ? "" : " ") + w;
   REQUIRE(joined == t.text);
+  // Monotone: a non-empty range never begins or ends before the last non-empty
+  // one (OriginalRange reads only the first and last of a span).
+  ByteRange last{0, 0};
   for (const ByteRange& o : t.origin) {
     REQUIRE(o.begin <= o.end);
     REQUIRE(o.end <= input.size());
+    if (o.begin == o.end) continue;
+    REQUIRE(o.begin >= last.begin);
+    REQUIRE(o.end >= last.end);
+    last = o;
   }
   return t;
 }
@@ -383,6 +392,56 @@ TEST_CASE("200k combining marks produce nothing, in linear time", "[normalize]")
   CHECK(t.words.empty());
   std::string after = "e" + in;
   CHECK(Check(after).text == "e");
+}
+
+
+// OriginalRange reads a span's first and last non-empty ranges: on random mixes of
+// what the normaliser treats apart (case, digits and leetspeak, mentions, marks
+// kept and dropped, ligatures, lookalikes, other scripts, invisible and invalid
+// bytes, URLs), it gives what the smallest range holding every byte's does.
+TEST_CASE("OriginalRange of any span is the hull of its bytes' ranges", "[normalize]") {
+  const char* pieces[] = {
+      "a", "B", "z", "0", "7", "$", "@", " ", "  ", ".", "-", "/", "1", "3", "!", "'",
+      "\xCC\x81",          // combining acute (dropped)
+      "\xC3\xA9",          // e acute
+      "\xEF\xAC\x81",      // fi ligature
+      "\xE2\x84\xAA",      // KELVIN SIGN
+      "\xD1\x81",          // Cyrillic es
+      "\xCE\xB1",          // Greek alpha
+      "\xE2\x80\x8B",      // zero-width space
+      "\xF0\x9D\x90\x80",  // mathematical bold A
+      "\xEF\xBC\xA1",      // full-width A
+      "\xFF",              // invalid
+      "\xE0\xA4\x95\xE0\xA4\xBF",  // Devanagari ka with a vowel sign (kept)
+      "\xC3\x9F", "\xC4\xB0", "\xE2\x91\xA0",
+      "http://x.com/a?b=1 ", "www.ex.org ", "https://t.co/AbC) "};
+  std::mt19937 rng(61);
+  size_t spans = 0;
+  for (int t = 0; t < 3000; ++t) {
+    std::string in;
+    for (int i = 1 + static_cast<int>(rng() % 20); i > 0; --i)
+      in += pieces[rng() % (sizeof(pieces) / sizeof(pieces[0]))];
+    const NormalizedText n = Check(in);
+    if (n.text.empty()) continue;
+    for (int k = 0; k < 8; ++k) {
+      const size_t begin = rng() % n.text.size();
+      const size_t end = begin + 1 + rng() % (n.text.size() - begin);
+      ByteRange hull = n.origin[begin];
+      bool any = false;
+      for (size_t i = begin; i < end; ++i) {
+        const ByteRange& o = n.origin[i];
+        if (o.begin == o.end) continue;
+        hull = any ? ByteRange{std::min(hull.begin, o.begin), std::max(hull.end, o.end)} : o;
+        any = true;
+      }
+      const ByteRange r = n.OriginalRange(begin, end);
+      INFO(in << " [" << begin << ", " << end << ")");
+      REQUIRE(r.begin == hull.begin);
+      REQUIRE(r.end == hull.end);
+      ++spans;
+    }
+  }
+  CHECK(spans > 10000);
 }
 
 }  // namespace

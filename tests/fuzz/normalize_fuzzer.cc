@@ -14,8 +14,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   factlens::NormalizedText n = factlens::Normalize(in);
   if (n.origin.size() != n.text.size()) __builtin_trap();
+  // Monotone (OriginalRange reads only a span's first and last non-empty range).
+  factlens::ByteRange last{0, 0};
   for (const factlens::ByteRange& r : n.origin) {
     if (r.begin > r.end || r.end > size) __builtin_trap();
+    if (r.begin == r.end) continue;
+    if (r.begin < last.begin || r.end < last.end) __builtin_trap();
+    last = r;
   }
   for (const factlens::ByteRange& w : n.words) {
     if (w.begin >= w.end || w.end > n.text.size()) __builtin_trap();

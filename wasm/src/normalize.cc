@@ -922,20 +922,18 @@ void AppendQuantifiedAtom(std::string_view atom, std::string* out) {
 // ---------------------------------------------------------------------------
 
 ByteRange NormalizedText::OriginalRange(size_t begin, size_t end) const {
-  ByteRange r = origin[begin];
-  bool found = false;
-  for (size_t i = begin; i < end; ++i) {
-    const ByteRange& o = origin[i];
-    if (o.begin == o.end) continue;
-    if (!found) {
-      r = o;
-      found = true;
-    } else {
-      r.begin = std::min(r.begin, o.begin);
-      r.end = std::max(r.end, o.end);
-    }
-  }
-  return r;
+  // The normaliser reads its input once, in order, so the ranges of the bytes it
+  // writes (the empty ones of separator spaces aside) never begin or end before
+  // those of the bytes before them (normalize_test and the fuzzer check it): the
+  // first and last non-empty ranges bound the rest. (The stance reader asks this of
+  // every word of a post with a match: a loop over every byte was 2% of a check's
+  // instructions at 100k rules.)
+  size_t first = begin;
+  while (first < end && origin[first].begin == origin[first].end) ++first;
+  if (first == end) return origin[begin];
+  size_t last = end - 1;
+  while (origin[last].begin == origin[last].end) --last;
+  return ByteRange{origin[first].begin, origin[last].end};
 }
 
 NormalizedText Normalize(std::string_view utf8) {
