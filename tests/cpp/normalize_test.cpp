@@ -444,5 +444,48 @@ TEST_CASE("OriginalRange of any span is the hull of its bytes' ranges", "[normal
   CHECK(spans > 10000);
 }
 
+// Runs of ASCII letters (written 8 at a time while 8 input bytes are left) of every
+// length from 1 to 20 at every offset, capitals mixed in, between separators: each
+// letter lower-cased, from its own byte, each word where it stands.
+TEST_CASE("runs of ASCII letters of any length map back letter by letter", "[normalize]") {
+  std::mt19937 rng(62);
+  const char* separators[] = {" ", ",", ". ", "\n", "-", " (", "\" "};
+  for (int t = 0; t < 20000; ++t) {
+    std::string in, expected;
+    std::vector<size_t> letter_at;  // input offset of each byte of `expected`
+    std::vector<std::pair<size_t, size_t>> words;
+    if (rng() % 2) in += separators[rng() % 7];
+    for (int w = 1 + static_cast<int>(rng() % 5); w > 0; --w) {
+      if (!expected.empty()) {
+        expected += ' ';
+        letter_at.push_back(SIZE_MAX);
+      }
+      const size_t begin = expected.size();
+      for (int k = 1 + static_cast<int>(rng() % 20); k > 0; --k) {
+        const char c = static_cast<char>('a' + rng() % 26);
+        letter_at.push_back(in.size());
+        in += rng() % 4 == 0 ? static_cast<char>(c - 32) : c;
+        expected += c;
+      }
+      words.emplace_back(begin, expected.size());
+      in += separators[rng() % 7];
+    }
+    if (rng() % 2) in.pop_back();  // (a word at the very end)
+    INFO(in);
+    const NormalizedText n = Check(in);
+    REQUIRE(n.text == expected);
+    REQUIRE(n.words.size() == words.size());
+    for (size_t w = 0; w < words.size(); ++w) {
+      CHECK(n.words[w].begin == words[w].first);
+      CHECK(n.words[w].end == words[w].second);
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (letter_at[i] == SIZE_MAX) continue;
+      CHECK(n.origin[i].begin == letter_at[i]);
+      CHECK(n.origin[i].end == letter_at[i] + 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace factlens
