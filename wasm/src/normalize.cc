@@ -147,20 +147,6 @@ char LookalikeAsWritten(int32_t cp) {
   return LookalikeOf(buf[0]);
 }
 
-// Bytes as 8 at a time (little-endian: the first byte lowest).
-constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-
-// The high bit of each byte of `x` that is not an ASCII letter. Per byte, its low
-// 7 bits (a capital as its small letter) plus 0x80 - c set bit 7 exactly when they
-// are c or more (no carry leaves a byte: 0x7F + 0x1F < 0x100), so "a" to "z" is
-// "'a' or more and not '{' or more"; a byte with bit 7 set is no ASCII letter.
-inline uint64_t NotAsciiLetterBytes(uint64_t x) {
-  const uint64_t small = (x & ~kHighs) | kOnes * 0x20;
-  const uint64_t letter =
-      (small + kOnes * (0x80 - 'a')) & ~(small + kOnes * (0x80 - 'z' - 1));
-  return ~(letter & ~x) & kHighs;
-}
-
 // ---------------------------------------------------------------------------
 // URL detection in text
 
@@ -592,39 +578,19 @@ class Normalizer {
   // lower-cased from output offset `at` on (the room is made), each from its own
   // byte; returns where the run ends. The text and origin pointers are held in
   // locals: a char store may alias the members, and the compiler reloaded both
-  // after every letter (natively 20 instructions a letter, then 11). 8 bytes at a
-  // time while 8 are left: a byte's test, case and store for 8 at once (the
-  // bytes past the run are written too, lower-cased or not, with their origins,
-  // past the end of the word: the room covers the rest of the input, and they are
-  // written over or trimmed).
+  // after every letter (natively 20 instructions a letter, now 11).
   size_t PutLetters(size_t at, const unsigned char* s, size_t b, size_t n) {
     char* const text = text_ + at;
     // (No origin map without kOrigin: origin_ is null, and no offset may be added.)
     ByteRange* const origin = kOrigin ? origin_ + at : nullptr;
-    // The origins of bytes j to j + 7 (those past the run too, as the text's).
-    auto put_origins = [&](size_t j) {
-      if (kOrigin) {
-        for (size_t k = j; k < j + 8; ++k) {
-          origin[k - b] = ByteRange{static_cast<uint32_t>(k), static_cast<uint32_t>(k + 1)};
-        }
-      }
-    };
     size_t j = b;
-    for (; j + 8 <= n; j += 8) {
-      uint64_t x;
-      std::memcpy(&x, s + j, 8);
-      const uint64_t lower = x | kOnes * 0x20;
-      std::memcpy(text + (j - b), &lower, 8);
-      put_origins(j);
-      const uint64_t other = NotAsciiLetterBytes(x);
-      if (other != 0) return j + static_cast<size_t>(__builtin_ctzll(other)) / 8;
-    }
-    for (; j < n && IsAsciiLetter(s[j]); ++j) {
+    do {
       text[j - b] = static_cast<char>(s[j] | 0x20);
       if (kOrigin) {
         origin[j - b] = ByteRange{static_cast<uint32_t>(j), static_cast<uint32_t>(j + 1)};
       }
-    }
+      ++j;
+    } while (j < n && IsAsciiLetter(s[j]));
     return j;
   }
 
