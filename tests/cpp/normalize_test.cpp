@@ -3,8 +3,10 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace factlens {
