@@ -589,9 +589,9 @@ TEST_CASE("prefilter: dense states give the candidates of the sparse scan and wa
     std::vector<std::vector<uint32_t>> dense;
     for (const std::string& post : posts) dense.push_back(pf.Candidates(post));
     size_t found = 0;
-    for (size_t states : {size_t{0}, size_t{1}, size_t{2}, size_t{7},
-                          pf.word_state_count() / 3, pf.word_state_count() - 1,
-                          pf.state_count() / 3, pf.state_count() - 1}) {
+    for (size_t states :
+         {size_t{0}, size_t{1}, size_t{2}, size_t{7}, pf.word_state_count() / 3,
+          pf.word_state_count() - 1, pf.state_count() / 3, pf.state_count() - 1}) {
       pf.SetDenseStates(states);
       CHECK(pf.dense_states() == std::min<size_t>(states, pf.state_count()));
       CHECK(pf.word_dense_states() == std::min<size_t>(states, pf.word_state_count()));

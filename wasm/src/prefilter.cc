@@ -1025,7 +1025,8 @@ void Prefilter::MakeDense(const std::vector<uint32_t>& nodes, uint32_t record_co
 
 void Prefilter::SetDenseStates(size_t states) {
   MakeDense(nodes_, state_count_, /*failure_links=*/true, states, &dense_);
-  MakeDense(word_nodes_, word_state_count_, /*failure_links=*/false, states, &word_dense_);
+  MakeDense(word_nodes_, word_state_count_, /*failure_links=*/false, states,
+            &word_dense_);
 }
 
 void Prefilter::FillRootRow() {

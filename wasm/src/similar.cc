@@ -23,9 +23,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string_view>
 #include <unordered_map>
@@ -2108,9 +2108,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     for (size_t j = 0; j < most; ++j) sums->push_back(sums->back() + w[j]);
   };
   // The sum of the `most` largest of `weights`, or a little more: the one prefix
-  // sum the gate reads, unsorted, as a bound. Most posts end at the gate (87% of the bench's at 10k rules), so the
-  // sort (of all a short post's terms, when the largest claim has more) is left to
-  // the posts it lets through.
+  // sum the gate reads, unsorted, as a bound. Most posts end at the gate (87% of the
+  // bench's at 10k rules), so the sort (of all a short post's terms, when the largest
+  // claim has more) is left to the posts it lets through.
   auto top_sum = [&](const std::vector<float>& weights, size_t most) {
     return LargestSumBound(weights, most);
   };
