@@ -965,7 +965,7 @@ void Prefilter::MakeDense(const std::vector<uint32_t>& nodes, uint32_t record_co
   // (from a dense state, such a byte leads where the root's row says: the root or
   // nowhere). The records in order, as far as their rows fit: a large list's
   // tries have a hundred times the states that do, and this runs on every restore.
-  std::vector<uint32_t> offsets;  // each dense record's, in order
+  std::vector<uint32_t>& offsets = d->node;  // each dense record's, in order
   auto add_class = [&](uint8_t b) {
     if (d->byte_class[b] == 0 && d->class_count < 256)
       d->byte_class[b] = static_cast<uint8_t>(d->class_count++);
@@ -993,7 +993,6 @@ void Prefilter::MakeDense(const std::vector<uint32_t>& nodes, uint32_t record_co
   }
   d->end = at;  // the first record not dense, or the end
   d->row.assign(d->end, 0);
-  d->node.assign(offsets.begin(), offsets.begin() + static_cast<std::ptrdiff_t>(n));
   d->entries.assign(n * classes, 0);
   for (size_t r = 0; r < n; ++r) d->row[offsets[r]] = static_cast<uint32_t>(r * classes);
   auto entry = [&](uint32_t target) {
