@@ -535,6 +535,49 @@ TEST_CASE("prefilter: a pattern without atoms is always checked", "[prefilter]")
   CHECK(pf.Candidates("the MOON was staged") == both);
 }
 
+// An item of several groups is keyed by the group whose atoms name the fewest
+// items: a post holding a common atom walks the keys of the few items whose lead
+// group holds it, not of every item naming it.
+TEST_CASE("prefilter: an item of several groups is keyed by its lead group alone",
+          "[prefilter]") {
+  Prefilter pf;
+  // (The x ends each: no rare atom is in another.)
+  const auto rare = [](uint32_t i) { return "rare" + std::to_string(i) + "x"; };
+  // 40 items of a common atom and a rare one of their own, the common one first in
+  // half of them; 10 of three groups: the common atom, "middle" (in all 10), and
+  // two rare atoms of their own.
+  for (uint32_t i = 0; i < 40; ++i) {
+    if (i % 2 == 0) {
+      pf.AddItem(i, {{"vaccine"}, {rare(i)}});
+    } else {
+      pf.AddItem(i, {{rare(i)}, {"vaccine"}});
+    }
+  }
+  for (uint32_t i = 40; i < 50; ++i)
+    pf.AddItem(i, {{"vaccine"}, {"middle"}, {rare(i), rare(i + 100)}});
+  pf.Build(50);
+  // Each item's rare atoms, and one key each for "vaccine" and "middle" (their
+  // items are keyed by their other groups). Keyed by every group: 40 * 2 + 10 * 4.
+  CHECK(pf.key_count() == 40 + 10 * 2 + 2);
+  ByteWriter w;
+  pf.Serialize(&w);
+  Prefilter restored;
+  ByteReader r(w.bytes());
+  REQUIRE(restored.Deserialize(&r));
+  for (const Prefilter* p : {&pf, &restored}) {
+    CHECK(p->Candidates("the vaccine").empty());
+    CHECK(p->Candidates(rare(7) + " and " + rare(8)).empty());
+    CHECK(p->Candidates("the vaccine " + rare(7) + " and " + rare(8)) ==
+          std::vector<uint32_t>{7, 8});
+    CHECK(p->Candidates(rare(7) + " vaccine").size() == 1);
+    CHECK(p->Candidates("vaccine middle").empty());
+    CHECK(p->Candidates("vaccine " + rare(41)).empty());
+    CHECK(p->Candidates("middle " + rare(141) + " vaccine") == std::vector<uint32_t>{41});
+    CHECK(p->Candidates(rare(42) + " middle vaccine " + rare(43) + " " + rare(44)) ==
+          std::vector<uint32_t>{42, 43, 44});
+  }
+}
+
 // The dense states are a DFA of the shallowest states, derived from the records:
 // a scan through any number of them finds what the sparse records alone find.
 std::string AsciiUpper(std::string s) {

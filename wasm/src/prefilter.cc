@@ -734,31 +734,86 @@ void Prefilter::Build(uint32_t item_count) {
   std::sort(always_.begin(), always_.end());
   always_.erase(std::unique(always_.begin(), always_.end()), always_.end());
 
-  // Distinct atoms in sorted order, and their items.
-  // (The scan's, then the word-anchored ones from word_begin on.)
+  // Distinct atoms in sorted order: atom k is pending_[atom_first[k],
+  // atom_first[k + 1]). (The scan's, then the word-anchored ones from word_begin
+  // on.)
   std::vector<std::string_view> atoms;
-  std::vector<uint32_t> atom_item_begin;
+  std::vector<uint32_t> atom_first;
   size_t word_begin = 0;
-  atom_items_.clear();
   for (size_t i = 0; i < pending_.size(); ++i) {
     const std::string_view atom = atom_of(pending_[i]);
     const bool first_word = pending_[i].word && (i == 0 || !pending_[i - 1].word);
     if (atoms.empty() || atoms.back() != atom || first_word) {
-      if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
       if (!pending_[i].word) word_begin = atoms.size() + 1;
       atoms.push_back(atom);
-      atom_item_begin.push_back(static_cast<uint32_t>(atom_items_.size()));
+      atom_first.push_back(static_cast<uint32_t>(i));
     }
-    const uint32_t item = pending_[i].key / kMaxGroups;
-    atom_items_.push_back(item << 4 | (pending_[i].key % kMaxGroups) << 2 |
-                          (item_groups_[item] - 1u));
   }
-  if (!atom_items_.empty()) atom_items_.back() |= kLastKey;
+  atom_first.push_back(static_cast<uint32_t>(pending_.size()));
+  auto for_each_entry = [&](auto&& f) {  // f(atom, its entry)
+    for (size_t k = 0; k + 1 < atom_first.size(); ++k) {
+      for (uint32_t i = atom_first[k]; i < atom_first[k + 1]; ++i) f(k, pending_[i]);
+    }
+  };
+  // Per item and group (a Pending key), first the number of items its atoms
+  // name, summed (the group of an item with the least is its lead group: the
+  // fewest items to walk when its atoms are seen); then, for the other groups,
+  // their atom counts; then where their atoms go in item_rest_, and for the lead
+  // group where the item's record starts.
+  std::vector<uint32_t> slot(size_t{item_count} * kMaxGroups, 0);
+  for_each_entry([&](size_t k, const Pending& p) {
+    slot[p.key] += atom_first[k + 1] - atom_first[k];  // (at most pending_.size())
+  });
+  std::vector<uint8_t> lead(item_count, 0);
+  for (uint32_t item = 0; item < item_count; ++item) {
+    const uint32_t* weight = &slot[size_t{item} * kMaxGroups];
+    for (uint32_t g = 1; g < item_groups_[item]; ++g) {
+      if (weight[g] < weight[lead[item]]) lead[item] = static_cast<uint8_t>(g);
+    }
+  }
+  std::fill(slot.begin(), slot.end(), 0);
+  for (const Pending& p : pending_) ++slot[p.key];
+  item_rest_.clear();
+  for (uint32_t item = 0; item < item_count; ++item) {
+    if (item_groups_[item] < 2) continue;
+    uint32_t* at = &slot[size_t{item} * kMaxGroups];
+    at[lead[item]] = static_cast<uint32_t>(item_rest_.size());
+    item_rest_.push_back(item);
+    item_rest_.push_back(item_groups_[item] - 1u);
+    for (uint32_t g = 0; g < item_groups_[item]; ++g) {
+      if (g == lead[item]) continue;
+      item_rest_.push_back(at[g]);
+      at[g] = static_cast<uint32_t>(item_rest_.size());
+      item_rest_.resize(item_rest_.size() + item_rest_.back());
+    }
+  }
+  // Each atom's keys; it is an item's other atom where it is in its other groups.
+  atom_items_.clear();
+  std::vector<uint32_t> atom_item_begin;
+  for (size_t k = 0; k + 1 < atom_first.size(); ++k) {
+    const uint32_t name = static_cast<uint32_t>(atom_items_.size());
+    atom_item_begin.push_back(name);
+    for (uint32_t i = atom_first[k]; i < atom_first[k + 1]; ++i) {
+      const uint32_t item = pending_[i].key / kMaxGroups;
+      const uint32_t g = pending_[i].key % kMaxGroups;
+      uint32_t& at = slot[pending_[i].key];
+      if (item_groups_[item] == 1) {
+        atom_items_.push_back(item << 4 | kOneGroup);
+      } else if (g == lead[item]) {
+        atom_items_.push_back(at << 4 | kLeadGroup);
+      } else {
+        item_rest_[at++] = name;
+      }
+    }
+    if (atom_items_.size() == name) atom_items_.push_back(kNoItems);
+    atom_items_.back() |= kLastKey;
+  }
   atom_count_ = static_cast<uint32_t>(atoms.size());
   // The pending atoms are read: freed before the tries are built, where a load of
   // the bench's 10k rules peaks (their text stays: the atoms point into it).
   std::vector<Pending>().swap(pending_);
   std::vector<uint8_t>().swap(item_groups_);
+  std::vector<uint32_t>().swap(slot);
   tails_.clear();
   // (Each trie reads its part of the atoms in place: copies of them were more of
   // the load's peak.)
@@ -1137,14 +1192,15 @@ std::vector<uint32_t> Prefilter::Candidates(
   const size_t words = (atom_items_.size() + 63) / 64;
   if (atom_seen_.size() != words) atom_seen_.assign(words, 0);
   if (item_state_.size() != item_count_) item_state_.assign(item_count_, 0);
-  if (++epoch_ == (1u << 28)) {  // wrapped: forget every stamp
+  if (++epoch_ == 0) {  // wrapped: forget every stamp
     std::fill(item_state_.begin(), item_state_.end(), 0);
     epoch_ = 1;
   }
-  // Always-checked items are in `out` already: marked with every group satisfied,
-  // atoms never add them again.
-  for (uint32_t i : always_) item_state_[i] = epoch_ << 4 | 15;
+  // Always-checked items are in `out` already: marked decided, atoms never add
+  // them again.
+  for (uint32_t i : always_) item_state_[i] = epoch_;
   atoms_found_.clear();
+  leads_found_.clear();
   // True if the text after position `end` starts with the tail of the atom of
   // `record` (lower-cased).
   auto tail_follows = [&](size_t end, const uint32_t* output) {
@@ -1170,13 +1226,14 @@ std::vector<uint32_t> Prefilter::Candidates(
     atoms_found_.push_back(a);
     for (uint32_t k = a;; ++k) {
       const uint32_t key = atom_items_[k];
-      const uint32_t item = key >> 4 & (kItemLimit - 1);
-      const uint32_t full = (2u << (key & 3)) - 1;
-      uint32_t& state = item_state_[item];
-      if (state >> 4 != epoch_) state = epoch_ << 4;
-      if ((state & 15) != full) {  // else already a candidate
-        state |= 1u << (key >> 2 & 3);
-        if ((state & 15) == full) out.push_back(item);
+      const uint32_t value = key >> 4 & (kItemLimit - 1);
+      if ((key & 15) == kOneGroup) {
+        if (item_state_[value] != epoch_) {
+          item_state_[value] = epoch_;
+          out.push_back(value);
+        }
+      } else if ((key & 15) == kLeadGroup) {
+        leads_found_.push_back(value);  // (decided after the scan, once)
       }
       if (key & kLastKey) break;
     }
@@ -1311,6 +1368,22 @@ std::vector<uint32_t> Prefilter::Candidates(
       if (start < n) walk_from(start);
     }
   }
+  // The items whose lead group was seen: candidates if each other group's was.
+  auto seen = [&](uint32_t a) { return (atom_seen_[a / 64] >> (a % 64) & 1) != 0; };
+  for (const uint32_t at : leads_found_) {
+    const uint32_t* record = item_rest_.data() + at;
+    const uint32_t item = record[0];
+    if (item_state_[item] == epoch_) continue;
+    item_state_[item] = epoch_;
+    const uint32_t* group = record + 2;
+    bool all = true;
+    for (uint32_t g = 0; g < record[1] && all; ++g) {
+      const uint32_t* end = group + 1 + group[0];
+      all = std::any_of(group + 1, end, seen);
+      group = end;
+    }
+    if (all) out.push_back(item);
+  }
   for (uint32_t a : atoms_found_) atom_seen_[a / 64] = 0;
   std::sort(out.begin(), out.end());
   return out;
@@ -1322,13 +1395,14 @@ void Prefilter::Serialize(ByteWriter* w) const {
   w->Vec(word_nodes_);
   w->Str(tails_);
   w->Vec(atom_items_);
+  w->Vec(item_rest_);
   w->Vec(always_);
 }
 
 bool Prefilter::Deserialize(ByteReader* r) {
   item_count_ = r->U32();
   if (!r->Vec(&nodes_) || !r->Vec(&word_nodes_) || !r->Str(&tails_) ||
-      !r->Vec(&atom_items_) || !r->Vec(&always_)) {
+      !r->Vec(&atom_items_) || !r->Vec(&item_rest_) || !r->Vec(&always_)) {
     return false;
   }
   if (!Validate()) {
@@ -1362,8 +1436,16 @@ bool Prefilter::Validate() {
   // (Once per restore: the loops run in calls, runs.h.)
   const bool keys_valid = ForEachRun(atom_items_.size(), [&](size_t k) {
     const uint32_t key = atom_items_[k];
-    if ((key >> 4 & (kItemLimit - 1)) >= item_count_ || (key >> 2 & 3) > (key & 3)) {
-      return false;
+    const uint32_t value = key >> 4 & (kItemLimit - 1);
+    switch (key & 15) {
+      case kOneGroup:
+        if (value >= item_count_) return false;
+        break;
+      case kLeadGroup:  // (a record's start: checked below)
+      case kNoItems:
+        break;
+      default:
+        return false;
     }
     if (k == 0 || (atom_items_[k - 1] & kLastKey))
       atom_starts[k / 64] |= uint64_t{1} << (k % 64);
@@ -1371,6 +1453,43 @@ bool Prefilter::Validate() {
     return true;
   });
   if (!keys_valid) return false;
+  // The records of item_rest_ must tile it, each of an item below item_count_,
+  // 1 to kMaxGroups - 1 groups and 1 or more atoms a group, each an atom's name;
+  // a lead key must name a record's start.
+  const size_t rest_size = item_rest_.size();
+  if (rest_size >= kItemLimit) return false;
+  std::vector<uint64_t> record_starts((rest_size + 63) / 64, 0);
+  size_t next_record = 0;
+  const bool records_valid = ForEachRun(rest_size, [&](size_t at) {
+    if (at < next_record) return true;
+    if (rest_size - at < 2) return false;
+    const uint32_t groups = item_rest_[at + 1];
+    if (item_rest_[at] >= item_count_ || groups == 0 || groups >= kMaxGroups)
+      return false;
+    record_starts[at / 64] |= uint64_t{1} << (at % 64);
+    size_t p = at + 2;
+    for (uint32_t g = 0; g < groups; ++g) {
+      if (p >= rest_size) return false;
+      const uint32_t count = item_rest_[p];
+      if (count == 0 || count > rest_size - p - 1) return false;
+      for (size_t j = p + 1; j <= p + count; ++j) {
+        const uint32_t a = item_rest_[j];
+        if (a >= atom_items_.size() || !(atom_starts[a / 64] >> (a % 64) & 1))
+          return false;
+      }
+      p += 1 + count;
+    }
+    next_record = p;
+    return true;
+  });
+  if (!records_valid) return false;
+  const bool leads_valid = ForEachRun(atom_items_.size(), [&](size_t k) {
+    const uint32_t key = atom_items_[k];
+    const uint32_t value = key >> 4 & (kItemLimit - 1);
+    return (key & 15) != kLeadGroup ||
+           (value < rest_size && (record_starts[value / 64] >> (value % 64) & 1));
+  });
+  if (!leads_valid) return false;
   if (!ForEachRun(always_.size(), [&](size_t i) { return always_[i] < item_count_; }))
     return false;
   state_count_ = ValidateTrie(nodes_, atom_starts);

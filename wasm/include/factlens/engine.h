@@ -59,7 +59,7 @@ struct SearchResult {
 
 // The compiled form's format version; a blob of another version is refused with
 // kFormat (the caller then loads the list text again and re-exports).
-inline constexpr uint32_t kCompiledFormVersion = 7;
+inline constexpr uint32_t kCompiledFormVersion = 8;
 
 struct LoadedListInfo {
   ListInfo info;
