@@ -765,6 +765,12 @@ struct SimilarIndex::Impl {
   template <typename Present>
   Coverage CoverageOf(const Doc& doc, const WordView& words, const Present& present,
                       double post_word_weight = 0) const;
+  // CoverageOf with every phrasing taken as whole (best_phrasing 1, both_ways 0),
+  // without the pass over the phrasings: GateWords of it bounds GateWords of the
+  // coverage (its other parts are the same sums, and a phrasing's share is at
+  // most 1: the idf it holds adds up part of its words in their order).
+  template <typename Present>
+  Coverage PhrasingsWhole(const WordView& words, const Present& present) const;
   // Returns true if CoverageOf(...).thin() surely holds, from which words the post
   // holds alone (no idf): most of a short post's candidates share a word or two
   // with it. False means it may not (the caller takes the coverage).
@@ -798,8 +804,12 @@ struct SimilarIndex::Impl {
   // for membership, and a bit per term keeps the sets in L1/L2 cache where a word
   // per term missed it (the bits are cleared through post_terms, or the whole set
   // at once where that is fewer stores).
-  std::vector<uint64_t> word_present, bigram_present, char_present;
-  std::vector<float> word_qtf, bigram_qtf, char_qtf, char_weight;
+  std::vector<uint64_t> word_present, bigram_present;
+  std::vector<float> word_qtf, bigram_qtf, char_weight;
+  // The post's character grams by count (0: not in the post): a post has a
+  // thousand grams or more, and a count alone is one load and store each where a
+  // bit and a frequency were three of each (cleared through post_terms).
+  std::vector<uint32_t> char_count;
   std::vector<float> term_weight[kFieldCount];        // by field, valid where marked
   std::vector<uint32_t> post_terms[kFieldCount - 1];  // words, bigrams, chars
   std::vector<uint32_t> touched;
@@ -1038,12 +1048,22 @@ bool SimilarIndex::VerifyGate(int random_sets) const {
       const int need = g.need[d * Impl::kGateLevelCount + l];
       // Returns false if the words marked in `in` break the promise.
       auto holds = [&]() {
+        auto present = [&](uint32_t id) {
+          return in[std::lower_bound(words.begin(), words.end(), id) - words.begin()] !=
+                 0;
+        };
+        const Impl::Coverage coverage = x.CoverageOf(doc, v, present);
+        // The check's shortcuts before a claim's coverage: a claim SurelyThin
+        // calls thin is thin, and its GateWords with every phrasing whole bound
+        // its GateWords.
+        if (Impl::SurelyThin(v, present) && !coverage.thin()) return false;
+        if (x.GateWords(doc, v, x.PhrasingsWhole(v, present)) <
+            x.GateWords(doc, v, coverage)) {
+          return false;
+        }
         int held = 0;
         for (size_t i = 0; i < words.size(); ++i) held += in[i] && gate_word(words[i]);
         if (held >= need) return true;
-        const Impl::Coverage coverage = x.CoverageOf(doc, v, [&](uint32_t id) {
-          return in[std::lower_bound(words.begin(), words.end(), id) - words.begin()];
-        });
         return coverage.thin() || x.GateWords(doc, v, coverage) < Impl::kGateLevels[l];
       };
       // All but the gate words, then with each gate word back (for a need of 2).
@@ -1289,20 +1309,29 @@ void SimilarIndex::Impl::BuildPostings() {
   }
 }
 
+namespace {
+// The idf of the words of `ids` the post holds (`present`); *held (if given)
+// counts them.
+template <typename Present>
+double HeldIdf(const std::vector<double>& word_idf, const uint32_t* ids, uint32_t count,
+               const Present& present, double* held = nullptr) {
+  double part = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (present(ids[i])) {
+      part += word_idf[ids[i]];
+      if (held != nullptr) *held += 1;
+    }
+  }
+  return part;
+}
+}  // namespace
+
 template <typename Present>
 SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
     const Doc& doc, const WordView& words, const Present& present,
     double post_word_weight) const {
-  // The idf of the words of `ids` the post holds; *held (if given) counts them.
   auto part_of = [&](const uint32_t* ids, uint32_t count, double* held = nullptr) {
-    double part = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-      if (present(ids[i])) {
-        part += WordIdf(ids[i]);
-        if (held != nullptr) *held += 1;
-      }
-    }
-    return part;
+    return HeldIdf(word_idf, ids, count, present, held);
   };
   Coverage c;
   const uint32_t* phrasing = words.phrasing_ids;
@@ -1318,6 +1347,18 @@ SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
   }
   c.claim_part = part_of(words.claim_ids, words.claim_count, &c.shared);
   if (words.title_count > 0) c.title_part = part_of(words.title_ids, words.title_count);
+  return c;
+}
+
+template <typename Present>
+SimilarIndex::Impl::Coverage SimilarIndex::Impl::PhrasingsWhole(
+    const WordView& words, const Present& present) const {
+  Coverage c;
+  c.best_phrasing = 1;
+  c.claim_part =
+      HeldIdf(word_idf, words.claim_ids, words.claim_count, present, &c.shared);
+  if (words.title_count > 0)
+    c.title_part = HeldIdf(word_idf, words.title_ids, words.title_count, present);
   return c;
 }
 
@@ -1650,8 +1691,7 @@ void SimilarIndex::Impl::Finish() {
   x.bigram_filter.assign(filter_bits / 64, 0);
   x.bigrams.ForEachKey(
       [&](uint64_t key) { Mark(&x.bigram_filter, x.BigramFilterBit(key)); });
-  x.char_present.assign(x.chars.size() / 64 + 1, 0);
-  x.char_qtf.assign(x.chars.size(), 0);
+  x.char_count.assign(x.chars.size(), 0);
   x.char_weight.assign(x.chars.size(), 0);
   for (int f = 0; f < kFieldCount; ++f)
     x.term_weight[f].assign(x.postings[f].begin.size(), 0);
@@ -1938,9 +1978,10 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // post's total weight (they are what the claim does not cover).
   enum { kWords, kBigrams, kChars };
   // Forget the previous post's terms.
-  std::vector<uint64_t>* present[] = {&x.word_present, &x.bigram_present,
-                                      &x.char_present};
-  for (int kind = kWords; kind <= kChars; ++kind) {
+  std::vector<uint64_t>* present[] = {&x.word_present, &x.bigram_present};
+  for (uint32_t g : x.post_terms[kChars]) x.char_count[g] = 0;
+  x.post_terms[kChars].clear();
+  for (int kind = kWords; kind <= kBigrams; ++kind) {
     std::vector<uint64_t>& bits = *present[kind];
     // Bit by bit, or the whole set at once where that is fewer stores (a bench
     // post's thousand character grams, in a set of a few hundred 8-byte words).
@@ -2025,19 +2066,14 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     const uint32_t* grams = x.GramsAt(terms);
     for (uint32_t i = 1; i <= grams[0]; ++i) {
       const uint32_t g = grams[i];
-      if (!Marked(x.char_present, g)) {
-        Mark(&x.char_present, g);
-        x.char_qtf[g] = 0;
-        x.post_terms[kChars].push_back(g);
-      }
-      x.char_qtf[g] += 1;
+      if (x.char_count[g]++ == 0) x.post_terms[kChars].push_back(g);
     }
   }
   if (x.char_idf.size() != x.chars.size()) x.BuildCharIdf();
   double char_norm = 0;
   x.post_char_sq.clear();
   for (uint32_t g : x.post_terms[kChars]) {
-    double w = x.char_qtf[g] * x.CharIdf(g);
+    double w = x.char_count[g] * x.CharIdf(g);
     x.char_weight[g] = static_cast<float>(w);
     x.post_char_sq.push_back(x.char_weight[g] * x.char_weight[g]);
     char_norm += w * w;
@@ -2049,13 +2085,14 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   struct FieldTerms {
     Field field;
     const std::vector<uint32_t>* ids;
-    const std::vector<float>* qtf;
+    const std::vector<float>* qtf;  // by id; null: count
+    const std::vector<uint32_t>* count;
   };
   const FieldTerms fields[] = {
-      {kClaimField, &x.post_terms[kWords], &x.word_qtf},
-      {kTitleField, &x.post_terms[kWords], &x.word_qtf},
-      {kBigramField, &x.post_terms[kBigrams], &x.bigram_qtf},
-      {kCharField, &x.post_terms[kChars], &x.char_qtf},
+      {kClaimField, &x.post_terms[kWords], &x.word_qtf, nullptr},
+      {kTitleField, &x.post_terms[kWords], &x.word_qtf, nullptr},
+      {kBigramField, &x.post_terms[kBigrams], &x.bigram_qtf, nullptr},
+      {kCharField, &x.post_terms[kChars], nullptr, &x.char_count},
   };
   const bool field_on[kFieldCount] = {true, x.options.title_field, x.options.word_bigrams,
                                       x.options.char_ngrams};
@@ -2077,7 +2114,9 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     for (uint32_t id : *ft.ids) {
       weight[id] = 0;
       if (scored(ft.field, id)) {
-        weight[id] = static_cast<float>(term_weight(ft.field, id, (*ft.qtf)[id]));
+        const float qtf =
+            ft.qtf != nullptr ? (*ft.qtf)[id] : static_cast<float>((*ft.count)[id]);
+        weight[id] = static_cast<float>(term_weight(ft.field, id, qtf));
         field_max[ft.field] += weight[id];
       }
       post_weight.push_back(weight[id]);
@@ -2188,6 +2227,11 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           const Impl::Doc& doc = x.docs[d];
           const Impl::WordView words = x.Words(doc);
           if (Impl::SurelyThin(words, post_holds)) continue;
+          // Most claims the gate tests fall short with every phrasing whole: no
+          // pass over their phrasings (81% of the tests at 10k rules, 92% at 100k).
+          if (x.GateWords(doc, words, x.PhrasingsWhole(words, post_holds)) <
+              needed - 1e-6)
+            continue;
           const Impl::Coverage coverage = x.CoverageOf(doc, words, post_holds);
           open = !coverage.thin() && x.GateWords(doc, words, coverage) >= needed - 1e-6;
         }
@@ -2331,13 +2375,19 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   auto field_sum = [&](uint32_t doc, Field f) {
     double sum = 0;
     if (field_max[f] > 0) {
-      const std::vector<uint64_t>& marks = f == kBigramField ? x.bigram_present
-                                           : f == kCharField ? x.char_present
-                                                             : x.word_present;
       const std::vector<float>& weight = x.term_weight[f];
       const float norm = x.doc_state[doc].norm[f];
-      for (const TermFreq& t : x.Terms(x.docs[doc], f)) {
-        if (Marked(marks, t.id())) sum += contribution(weight[t.id()], t.tf(), norm);
+      auto add = [&](auto&& in_post) {
+        for (const TermFreq& t : x.Terms(x.docs[doc], f)) {
+          if (in_post(t.id())) sum += contribution(weight[t.id()], t.tf(), norm);
+        }
+      };
+      if (f == kCharField) {
+        add([&](uint32_t id) { return x.char_count[id] != 0; });
+      } else {
+        const std::vector<uint64_t>& marks =
+            f == kBigramField ? x.bigram_present : x.word_present;
+        add([&](uint32_t id) { return Marked(marks, id); });
       }
     }
     return sum;
@@ -2358,7 +2408,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     if (!(char_norm > 0 && doc.char_norm > 0)) return 0.0;
     double dot = 0;
     for (const TermFreq& t : x.Terms(doc, kCharField)) {
-      if (Marked(x.char_present, t.id()))
+      if (x.char_count[t.id()] != 0)
         dot += t.tf() * x.Idf(kCharField, t.id()) * x.char_weight[t.id()];
     }
     return dot / (char_norm * doc.char_norm);

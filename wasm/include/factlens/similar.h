@@ -116,8 +116,10 @@ class SimilarIndex {
   // set of the claim's words holding fewer of its gate words than it needs has word
   // features reaching the level without thin evidence. Checks, per claim and
   // level, the sets a cut must rule out (all words but the gate words, with each
-  // gate word in turn) and `random_sets` random ones. Builds the gate if a check
-  // has not yet. For tests.
+  // gate word in turn) and `random_sets` random ones; for each set also the
+  // check's shortcuts (a claim it calls surely thin is thin; its word features
+  // with every phrasing taken whole bound them). Builds the gate if a check has
+  // not yet. For tests.
   bool VerifyGate(int random_sets = 20) const;
   // Returns, for each claim (rule index, bound), the gate's upper bound on the
   // re-ranker's z for the normalised post `post` in a search with `min_score`:
