@@ -731,8 +731,6 @@ void Prefilter::Build(uint32_t item_count) {
                                       atom_of(a) == atom_of(b);
                              }),
                  pending_.end());
-  std::sort(always_.begin(), always_.end());
-  always_.erase(std::unique(always_.begin(), always_.end()), always_.end());
 
   // Distinct atoms in sorted order: atom k is pending_[atom_first[k],
   // atom_first[k + 1]). (The scan's, then the word-anchored ones from word_begin
@@ -777,6 +775,14 @@ void Prefilter::Build(uint32_t item_count) {
   for (uint32_t item = 0; item < item_count; ++item) {
     if (item_groups_[item] < 2) continue;
     uint32_t* at = &slot[size_t{item} * kMaxGroups];
+    // (A lead key holds the record's start in the bits an item has: an item whose
+    // record would start past them is always checked, as AddItem does past
+    // kItemLimit items. No list within ParseLimits comes near.)
+    if (item_rest_.size() >= kItemLimit) {
+      item_groups_[item] = 0;
+      always_.push_back(item);
+      continue;
+    }
     at[lead[item]] = static_cast<uint32_t>(item_rest_.size());
     item_rest_.push_back(item);
     item_rest_.push_back(item_groups_[item] - 1u);
@@ -797,7 +803,9 @@ void Prefilter::Build(uint32_t item_count) {
       const uint32_t item = pending_[i].key / kMaxGroups;
       const uint32_t g = pending_[i].key % kMaxGroups;
       uint32_t& at = slot[pending_[i].key];
-      if (item_groups_[item] == 1) {
+      if (item_groups_[item] == 0) {
+        continue;  // (always checked)
+      } else if (item_groups_[item] == 1) {
         atom_items_.push_back(item << 4 | kOneGroup);
       } else if (g == lead[item]) {
         atom_items_.push_back(at << 4 | kLeadGroup);
@@ -808,6 +816,8 @@ void Prefilter::Build(uint32_t item_count) {
     if (atom_items_.size() == name) atom_items_.push_back(kNoItems);
     atom_items_.back() |= kLastKey;
   }
+  std::sort(always_.begin(), always_.end());
+  always_.erase(std::unique(always_.begin(), always_.end()), always_.end());
   atom_count_ = static_cast<uint32_t>(atoms.size());
   // The pending atoms are read: freed before the tries are built, where a load of
   // the bench's 10k rules peaks (their text stays: the atoms point into it).
@@ -1457,7 +1467,6 @@ bool Prefilter::Validate() {
   // 1 to kMaxGroups - 1 groups and 1 or more atoms a group, each an atom's name;
   // a lead key must name a record's start.
   const size_t rest_size = item_rest_.size();
-  if (rest_size >= kItemLimit) return false;
   std::vector<uint64_t> record_starts((rest_size + 63) / 64, 0);
   size_t next_record = 0;
   const bool records_valid = ForEachRun(rest_size, [&](size_t at) {
