@@ -800,10 +800,10 @@ struct SimilarIndex::Impl {
 
   // Scratch for Search (not thread-safe, as documented).
   uint32_t stamp = 0;  // the current post's, in doc_state
-  // The post's terms as bitsets by term id: scoring tests every term of ~100 claims
-  // for membership, and a bit per term keeps the sets in L1/L2 cache where a word
-  // per term missed it (the bits are cleared through post_terms, or the whole set
-  // at once where that is fewer stores).
+  // The post's words and bigrams as bitsets by term id: scoring tests every term
+  // of ~100 claims for membership, and a bit per term keeps the sets in L1/L2 cache
+  // where a word per term missed it (the bits are cleared through post_terms, or
+  // the whole set at once where that is fewer stores).
   std::vector<uint64_t> word_present, bigram_present;
   std::vector<float> word_qtf, bigram_qtf, char_weight;
   // The post's character grams by count (0: not in the post): a post has a
@@ -1983,8 +1983,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   x.post_terms[kChars].clear();
   for (int kind = kWords; kind <= kBigrams; ++kind) {
     std::vector<uint64_t>& bits = *present[kind];
-    // Bit by bit, or the whole set at once where that is fewer stores (a bench
-    // post's thousand character grams, in a set of a few hundred 8-byte words).
+    // Bit by bit, or the whole set at once where that is fewer stores (a long
+    // post's words, in a set of a few hundred 8-byte words).
     if (x.post_terms[kind].size() * 8 >= bits.size()) {
       std::fill(bits.begin(), bits.end(), 0);
     } else {
