@@ -748,20 +748,17 @@ void Prefilter::Build(uint32_t item_count) {
     }
   }
   atom_first.push_back(static_cast<uint32_t>(pending_.size()));
-  auto for_each_entry = [&](auto&& f) {  // f(atom, its entry)
-    for (size_t k = 0; k + 1 < atom_first.size(); ++k) {
-      for (uint32_t i = atom_first[k]; i < atom_first[k + 1]; ++i) f(k, pending_[i]);
-    }
-  };
   // Per item and group (a Pending key), first the number of items its atoms
   // name, summed (the group of an item with the least is its lead group: the
   // fewest items to walk when its atoms are seen); then, for the other groups,
   // their atom counts; then where their atoms go in item_rest_, and for the lead
   // group where the item's record starts.
   std::vector<uint32_t> slot(size_t{item_count} * kMaxGroups, 0);
-  for_each_entry([&](size_t k, const Pending& p) {
-    slot[p.key] += atom_first[k + 1] - atom_first[k];  // (at most pending_.size())
-  });
+  for (size_t k = 0; k + 1 < atom_first.size(); ++k) {
+    const uint32_t named = atom_first[k + 1] - atom_first[k];
+    for (uint32_t i = atom_first[k]; i < atom_first[k + 1]; ++i)
+      slot[pending_[i].key] += named;  // (at most pending_.size())
+  }
   std::vector<uint8_t> lead(item_count, 0);
   for (uint32_t item = 0; item < item_count; ++item) {
     const uint32_t* weight = &slot[size_t{item} * kMaxGroups];
