@@ -810,6 +810,9 @@ struct SimilarIndex::Impl {
   // thousand grams or more, and a count alone is one load and store each where a
   // bit and a frequency were three of each (cleared through post_terms).
   std::vector<uint32_t> char_count;
+  // The post's grams as first seen, written past the end of the distinct ones
+  // (Search): its size is only ever grown, to hold a word's grams past the post's.
+  std::vector<uint32_t> gram_sight;
   std::vector<float> term_weight[kFieldCount];        // by field, valid where marked
   std::vector<uint32_t> post_terms[kFieldCount - 1];  // words, bigrams, chars
   std::vector<uint32_t> touched;
@@ -2062,20 +2065,35 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       }
     }
   };
+  // The post's distinct grams in order of first sight, and their counts. Whether a
+  // gram is new is a coin toss (a bench post's 1,500 grams are 1,000 distinct), so
+  // no branch on it: each gram is written after the distinct ones so far, and
+  // their end moves past it only if it is new.
+  size_t distinct = 0;
   for (const uint32_t terms : content) {
     const uint32_t* grams = x.GramsAt(terms);
-    for (uint32_t i = 1; i <= grams[0]; ++i) {
+    const uint32_t count = grams[0];
+    if (distinct + count > x.gram_sight.size())
+      x.gram_sight.resize(2 * (distinct + count));
+    uint32_t* const sight = x.gram_sight.data();
+    for (uint32_t i = 1; i <= count; ++i) {
       const uint32_t g = grams[i];
-      if (x.char_count[g]++ == 0) x.post_terms[kChars].push_back(g);
+      sight[distinct] = g;
+      distinct += x.char_count[g]++ == 0;
     }
   }
+  x.post_terms[kChars].assign(x.gram_sight.begin(), x.gram_sight.begin() + distinct);
   if (x.char_idf.size() != x.chars.size()) x.BuildCharIdf();
+  // Each gram's squared weight (the gate's cosine bound) and the post's norm.
+  // (Their weights themselves, char_weight, only the posts past the gate need.)
+  auto char_weight_of = [&](uint32_t g) { return x.char_count[g] * x.CharIdf(g); };
   double char_norm = 0;
-  x.post_char_sq.clear();
-  for (uint32_t g : x.post_terms[kChars]) {
-    double w = x.char_count[g] * x.CharIdf(g);
-    x.char_weight[g] = static_cast<float>(w);
-    x.post_char_sq.push_back(x.char_weight[g] * x.char_weight[g]);
+  x.post_char_sq.resize(distinct);
+  float* const char_sq = x.post_char_sq.data();
+  for (size_t i = 0; i < distinct; ++i) {
+    const double w = char_weight_of(x.gram_sight[i]);
+    const float weight = static_cast<float>(w);
+    char_sq[i] = weight * weight;
     char_norm += w * w;
   }
   char_norm = std::sqrt(char_norm);
@@ -2252,6 +2270,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     return weight * tf / (tf + norm);
   };
 
+  for (uint32_t g : x.post_terms[kChars])
+    x.char_weight[g] = static_cast<float>(char_weight_of(g));
   mark_bigrams();
   weigh(fields[kBigramField]);
   weigh(fields[kCharField]);
