@@ -810,8 +810,9 @@ struct SimilarIndex::Impl {
   // thousand grams or more, and a count alone is one load and store each where a
   // bit and a frequency were three of each (cleared through post_terms).
   std::vector<uint32_t> char_count;
-  // The post's grams as first seen, written past the end of the distinct ones
-  // (Search): its size is only ever grown, to hold a word's grams past the post's.
+  // Search's scratch for the post's distinct character grams, in order of first
+  // sight: each gram read is written after those so far and kept only if new. Its
+  // size is only ever grown (to the distinct grams so far and a word's more).
   std::vector<uint32_t> gram_sight;
   std::vector<float> term_weight[kFieldCount];        // by field, valid where marked
   std::vector<uint32_t> post_terms[kFieldCount - 1];  // words, bigrams, chars
