@@ -6,9 +6,10 @@
 // pass took 220 ms and 347 ms minutes apart); these counts repeat to 0.02% natively
 // and to about 1% over Node. There only TurboFan's code runs (--no-liftoff, on one
 // thread, so no tier-up lands at a different moment from run to run); what still
-// moves is the hash tables' layout (the engine's are keyed by a random seed in each
-// process, V8's too), so the wasm count is the median of --runs runs (3 by default),
-// printed with their range.
+// moves is V8's own work, most likely (its garbage collections, its hash seeds:
+// natively, where the engine's hash seed is random in each process too, the counts
+// repeat), so the wasm count is the median of --runs runs (3 by default), printed
+// with their range.
 //
 // A warm check's count is a difference of two runs, so that loading the list, and
 // the first meeting of each post (RE2 programs compiled on first need, the word
