@@ -57,7 +57,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--runs') runs = Number(value());
   else if (a === '--base-dist') baseDist = resolve(value());
   else if (a === '--base-cli') baseCli = resolve(value());
-  else if (/^\d+$/.test(a)) sizes.push(Number(a));
+  else if (/^[1-9]\d*$/.test(a)) sizes.push(Number(a));
   else usage(`unknown argument ${a}`);
 }
 if (!(postCount >= 1 && postCount <= 2000)) usage('--posts must be 1 to 2000');
