@@ -311,7 +311,7 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
         Doc(r, texts, random() % 2 ? "No, " + topic[0] + " is not " + topic[2] : ""));
   }
   auto index = SimilarIndex::Build(docs);
-  size_t hits_found = 0, bounded = 0;
+  size_t hits_found = 0, bounded = 0, ended_past_word_test = 0;
   for (int n = 0; n < 600; ++n) {
     std::string post;
     switch (n % 4) {
@@ -332,6 +332,19 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
     std::vector<double> bound_of(docs.size(), 0);
     const auto bounds = index->GateBounds(normalized, SimilarIndex::kDefaultThreshold);
     for (const auto& [rule, bound] : bounds) bound_of[rule] = bound;
+    // A claim over the gate's own bound (its word test passed) that falls short of
+    // its tight bound (its cosine and BM25 shares exact) does not open the gate.
+    const double z_needed = std::log(SimilarIndex::kDefaultThreshold /
+                                     (1 - SimilarIndex::kDefaultThreshold)) -
+                            1e-6;
+    const bool word_test_passed =
+        std::any_of(bounds.begin(), bounds.end(),
+                    [&](const auto& b) { return b.second >= z_needed; });
+    const uint64_t ended_before = index->gate_stats().ended;
+    const bool no_hit =
+        index->Search(normalized, 5, {}, SimilarIndex::kDefaultThreshold).empty();
+    if (word_test_passed && no_hit && index->gate_stats().ended > ended_before)
+      ++ended_past_word_test;
     if (!bounds.empty()) {
       for (const SimilarHit& h : index->Search(normalized, 1000)) {
         double z = 0;
@@ -358,7 +371,8 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
   }
   const SimilarIndex::GateStats stats = index->gate_stats();
   UNSCOPED_INFO("gate ended " << stats.ended << ", passed " << stats.passed << ", hits "
-                              << hits_found);
+                              << hits_found << ", ended past the word test "
+                              << ended_past_word_test);
   // Its promise, claim by claim (the searches above rarely come near it: the posts
   // it ends are far from any hit).
   CHECK(index->VerifyGate());
@@ -367,6 +381,7 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
   CHECK(bounded >= 10000);
   CHECK(stats.ended >= 150);
   CHECK(stats.passed >= 50);
+  CHECK(ended_past_word_test >= 10);
 
   // The serialised index carries its gate, and the restored one lays it out from
   // there on its first check: the same promise, and post by post the same hits

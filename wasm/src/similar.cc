@@ -715,7 +715,9 @@ struct SimilarIndex::Impl {
   // holds enough of its gate words for r: its rarest words, up to the point where
   // the rest with any one of them back still has thin evidence or stays below r
   // (then two are needed), or else where the rest alone does (one). Per level r of
-  // kGateLevels, `begin[l]` and `docs[l]` are the claims by gate word.
+  // kGateLevels, `begin[l]` and `docs[l]` are the claims by gate word. A claim that
+  // holds enough and passes the word test is then held to its own tight bound
+  // (Search's tight_z: its cosine and BM25 shares exact) before it opens the gate.
   static constexpr int kGateLevelCount = 4;
   // The most words of a claim, rarest first, BuildGate tries as its cut.
   static constexpr size_t kGateMostWords = 256;
@@ -2189,6 +2191,110 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // its prefix sums for its own claims, on the few posts the gate lets through.)
   // Whether the post holds word `id` (the claims' coverage, CoverageOf).
   auto post_holds = [&](uint32_t id) { return Marked(x.word_present, id); };
+  // The contribution of a term to a document's first-stage score in a field: its
+  // weight (the term's q * idf * (k1 + 1), scaled or not, computed once per term),
+  // its frequency `tf` in the document and the document's BM25 normalisation in
+  // the field (DocState::norm).
+  auto contribution = [](double weight, float tf, float norm) {
+    return weight * tf / (tf + norm);
+  };
+  // The post's character grams' weights, which char_cosine reads: set once, for
+  // the posts past the gate or a claim the gate tests tightly (most posts are
+  // ended before either).
+  bool char_weights_set = false;
+  auto set_char_weights = [&] {
+    if (char_weights_set) return;
+    for (uint32_t g : x.post_terms[kChars])
+      x.char_weight[g] = static_cast<float>(char_weight_of(g));
+    char_weights_set = true;
+  };
+  // The re-ranker's word features (1-4, 9, 10): how much of the claim, of its
+  // phrasings and of its title the post covers, by idf, and the words they share.
+  // They are cheap (a claim has few words, its totals are precomputed), so the
+  // bound below uses them exactly. Returns the number of shared claim words.
+  auto word_features = [&](const Impl::Doc& doc, const Impl::WordView& words,
+                           SimilarWeights* features) {
+    auto& f = *features;
+    const Impl::Coverage c = x.CoverageOf(doc, words, post_holds, post_word_weight);
+    f[1] = c.best_phrasing;
+    f[10] = c.both_ways;
+    f[2] = post_word_weight > 0 ? c.claim_part / post_word_weight : 0;
+    f[9] = std::min(c.shared, 10.0) / 10;
+    // A claim without a fact-check title is its own title: the model learnt from
+    // claims that all have one, and a missing title is no evidence against a match.
+    if (words.title_count == 0) {
+      f[3] = doc.claim_idf > 0 ? c.claim_part / doc.claim_idf : 0;
+      f[4] = f[2];
+    } else {
+      f[3] = doc.title_idf > 0 ? c.title_part / doc.title_idf : 0;
+      f[4] = post_word_weight > 0 ? c.title_part / post_word_weight : 0;
+    }
+    return c.shared;
+  };
+  // Thin evidence (Impl::Coverage::thin), from the features.
+  auto thin_evidence = [](double shared, const SimilarWeights& f) {
+    return shared < kMinSharedWords && f[1] < 1;
+  };
+
+  // Candidate `doc`'s BM25 sum in field `f` over the terms it shares with the post
+  // (0 if the post has no scored term in the field): its part of the exact first
+  // stage and, scaled by field_max, the re-ranker's f7 and f8.
+  auto field_sum = [&](uint32_t doc, Field f) {
+    double sum = 0;
+    if (field_max[f] > 0) {
+      const std::vector<float>& weight = x.term_weight[f];
+      const float norm = x.doc_state[doc].norm[f];
+      auto add = [&](auto&& in_post) {
+        for (const TermFreq& t : x.Terms(x.docs[doc], f)) {
+          if (in_post(t.id())) sum += contribution(weight[t.id()], t.tf(), norm);
+        }
+      };
+      if (f == kCharField) {
+        add([&](uint32_t id) { return x.char_count[id] != 0; });
+      } else {
+        const std::vector<uint64_t>& marks =
+            f == kBigramField ? x.bigram_present : x.word_present;
+        add([&](uint32_t id) { return Marked(marks, id); });
+      }
+    }
+    return sum;
+  };
+  auto scaled = [&](double sum, Field f) {
+    return field_max[f] > 0 ? sum / field_max[f] : 0.0;
+  };
+  // The re-ranker's f7 and f8 from a claim's claim and title sums (field_sum).
+  auto bm25_shares = [&](const Impl::Doc& doc, double claim_sum, double title_sum,
+                         SimilarWeights* f) {
+    (*f)[7] = scaled(claim_sum, kClaimField);
+    // A claim without a fact-check title is its own title (word_features).
+    (*f)[8] =
+        x.Terms(doc, kTitleField).empty() ? (*f)[7] : scaled(title_sum, kTitleField);
+  };
+  // The re-ranker's f6: the cosine of the claim's and the post's character grams.
+  auto char_cosine = [&](const Impl::Doc& doc) {
+    if (!(char_norm > 0 && doc.char_norm > 0)) return 0.0;
+    set_char_weights();
+    double dot = 0;
+    for (const TermFreq& t : x.Terms(doc, kCharField)) {
+      if (x.char_count[t.id()] != 0)
+        dot += t.tf() * x.Idf(kCharField, t.id()) * x.char_weight[t.id()];
+    }
+    return dot / (char_norm * doc.char_norm);
+  };
+  // A claim's tight bound of the re-ranker's z, from its word features in *f
+  // (word_features): f6, f7 and f8 exactly (a pass over its grams and words, which
+  // its exact score would make anyway), f5 alone bounded (in [0, 1]). At least the
+  // claim's true z: below z_needed, it is no hit.
+  auto tight_z = [&](uint32_t d, SimilarWeights* features) {
+    const Impl::Doc& doc = x.docs[d];
+    auto& f = *features;
+    f[6] = char_cosine(doc);
+    bm25_shares(doc, field_sum(d, kClaimField), field_sum(d, kTitleField), &f);
+    const SimilarWeights& w = x.weights;
+    double tight = w[0] + std::max(0.0, w[5]);
+    for (int j : {1, 2, 3, 4, 6, 7, 8, 9, 10}) tight += w[j] * f[j];
+    return tight;
+  };
   if (min_score > kThinEvidenceScore && x.options.rerank && withheld.empty()) {
     if (!x.gate.built) x.BuildGate();
     Impl::Gate& gate = x.gate;
@@ -2252,7 +2358,15 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
               needed - 1e-6)
             continue;
           const Impl::Coverage coverage = x.CoverageOf(doc, words, post_holds);
-          open = !coverage.thin() && x.GateWords(doc, words, coverage) >= needed - 1e-6;
+          if (coverage.thin() || x.GateWords(doc, words, coverage) < needed - 1e-6)
+            continue;
+          // The claim's own tight bound, where the gate's bounds the cosine and
+          // BM25 shares for the largest claim from the post alone: at 10k rules
+          // half the posts the gate let through went on to the walk for a claim
+          // that fails it (and then no candidate was viable).
+          SimilarWeights f{};
+          word_features(doc, words, &f);
+          open = tight_z(d, &f) >= z_needed;
         }
         if (open) break;
       }
@@ -2263,16 +2377,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       ++gate.stats.passed;
     }
   }
-  // The contribution of a term to a document's first-stage score in a field: its
-  // weight (the term's q * idf * (k1 + 1), scaled or not, computed once per term),
-  // its frequency `tf` in the document and the document's BM25 normalisation in
-  // the field (DocState::norm).
-  auto contribution = [](double weight, float tf, float norm) {
-    return weight * tf / (tf + norm);
-  };
 
-  for (uint32_t g : x.post_terms[kChars])
-    x.char_weight[g] = static_cast<float>(char_weight_of(g));
+  set_char_weights();
   mark_bigrams();
   weigh(fields[kBigramField]);
   weigh(fields[kCharField]);
@@ -2362,79 +2468,6 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     candidates.resize(keep);
   }
 
-  // The re-ranker's word features (1-4, 9, 10): how much of the claim, of its
-  // phrasings and of its title the post covers, by idf, and the words they share.
-  // They are cheap (a claim has few words, its totals are precomputed), so the
-  // bound below uses them exactly. Returns the number of shared claim words.
-  auto word_features = [&](const Impl::Doc& doc, const Impl::WordView& words,
-                           SimilarWeights* features) {
-    auto& f = *features;
-    const Impl::Coverage c = x.CoverageOf(doc, words, post_holds, post_word_weight);
-    f[1] = c.best_phrasing;
-    f[10] = c.both_ways;
-    f[2] = post_word_weight > 0 ? c.claim_part / post_word_weight : 0;
-    f[9] = std::min(c.shared, 10.0) / 10;
-    // A claim without a fact-check title is its own title: the model learnt from
-    // claims that all have one, and a missing title is no evidence against a match.
-    if (words.title_count == 0) {
-      f[3] = doc.claim_idf > 0 ? c.claim_part / doc.claim_idf : 0;
-      f[4] = f[2];
-    } else {
-      f[3] = doc.title_idf > 0 ? c.title_part / doc.title_idf : 0;
-      f[4] = post_word_weight > 0 ? c.title_part / post_word_weight : 0;
-    }
-    return c.shared;
-  };
-  // Thin evidence (Impl::Coverage::thin), from the features.
-  auto thin_evidence = [](double shared, const SimilarWeights& f) {
-    return shared < kMinSharedWords && f[1] < 1;
-  };
-
-  // Candidate `doc`'s BM25 sum in field `f` over the terms it shares with the post
-  // (0 if the post has no scored term in the field): its part of the exact first
-  // stage and, scaled by field_max, the re-ranker's f7 and f8.
-  auto field_sum = [&](uint32_t doc, Field f) {
-    double sum = 0;
-    if (field_max[f] > 0) {
-      const std::vector<float>& weight = x.term_weight[f];
-      const float norm = x.doc_state[doc].norm[f];
-      auto add = [&](auto&& in_post) {
-        for (const TermFreq& t : x.Terms(x.docs[doc], f)) {
-          if (in_post(t.id())) sum += contribution(weight[t.id()], t.tf(), norm);
-        }
-      };
-      if (f == kCharField) {
-        add([&](uint32_t id) { return x.char_count[id] != 0; });
-      } else {
-        const std::vector<uint64_t>& marks =
-            f == kBigramField ? x.bigram_present : x.word_present;
-        add([&](uint32_t id) { return Marked(marks, id); });
-      }
-    }
-    return sum;
-  };
-  auto scaled = [&](double sum, Field f) {
-    return field_max[f] > 0 ? sum / field_max[f] : 0.0;
-  };
-  // The re-ranker's f7 and f8 from a claim's claim and title sums (field_sum).
-  auto bm25_shares = [&](const Impl::Doc& doc, double claim_sum, double title_sum,
-                         SimilarWeights* f) {
-    (*f)[7] = scaled(claim_sum, kClaimField);
-    // A claim without a fact-check title is its own title (word_features).
-    (*f)[8] =
-        x.Terms(doc, kTitleField).empty() ? (*f)[7] : scaled(title_sum, kTitleField);
-  };
-  // The re-ranker's f6: the cosine of the claim's and the post's character grams.
-  auto char_cosine = [&](const Impl::Doc& doc) {
-    if (!(char_norm > 0 && doc.char_norm > 0)) return 0.0;
-    double dot = 0;
-    for (const TermFreq& t : x.Terms(doc, kCharField)) {
-      if (x.char_count[t.id()] != 0)
-        dot += t.tf() * x.Idf(kCharField, t.id()) * x.char_weight[t.id()];
-    }
-    return dot / (char_norm * doc.char_norm);
-  };
-
   // With a minimum score (a check passes its threshold), the candidates that cannot
   // reach it are never scored in full, and most posts stop here. A candidate's
   // bound of the re-ranker's z takes the word features exactly and bounds the rest
@@ -2494,12 +2527,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
                  std::max(0.0, w[7] * claim_bm25) + std::max(0.0, w[8] * title_bm25);
       for (int j : {1, 2, 3, 4, 9, 10}) z += w[j] * f[j];
       if (z < z_needed) continue;
-      f[6] = char_cosine(doc);
-      bm25_shares(doc, field_sum(candidates[i].doc, kClaimField),
-                  field_sum(candidates[i].doc, kTitleField), &f);
-      double tight = w[0] + std::max(0.0, w[5]);  // f5 in [0, 1]
-      for (int j : {1, 2, 3, 4, 6, 7, 8, 9, 10}) tight += w[j] * f[j];
-      viable[i] = tight >= z_needed;
+      viable[i] = tight_z(candidates[i].doc, &f) >= z_needed;
       any = any || viable[i];
     }
     if (!any) return hits;
