@@ -2088,7 +2088,8 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   x.post_terms[kChars].assign(x.gram_sight.begin(), x.gram_sight.begin() + distinct);
   if (x.char_idf.size() != x.chars.size()) x.BuildCharIdf();
   // Each gram's squared weight (the gate's cosine bound) and the post's norm.
-  // (Their weights themselves, char_weight, only the posts past the gate need.)
+  // (Their weights themselves, char_weight, only the posts past the gate and the
+  // claims the gate holds to their tight bound need: set_char_weights.)
   auto char_weight_of = [&](uint32_t g) { return x.char_count[g] * x.CharIdf(g); };
   double char_norm = 0;
   x.post_char_sq.resize(distinct);
