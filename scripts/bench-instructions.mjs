@@ -24,10 +24,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { generateWorkload } from './bench/generate.mjs';
+import { BENCH_SEED as SEED, generateWorkload } from './bench/generate.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const SEED = 20250115;  // as scripts/bench.mjs
 
 // The wasm side's child: load the list, check the posts `passes` times.
 if (process.argv[2] === '--child') {
@@ -69,14 +68,12 @@ const cli = join(root, 'build/bin/factlens');
 if (!existsSync(cli) || !existsSync(join(root, 'web/dist/factlens-core.wasm')))
   usage('build first (npm run build)');
 
-// valgrind: on these machines by default; installed through apt-get where it is not.
+// valgrind: on these machines by default; where it is not, bootstrap.sh installs it
+// as it does the build's packages (only if missing, with its retries).
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
 } catch {
-  console.error('bench-instructions: installing valgrind (apt-get)');
-  const [aptGet, ...prefix] = process.getuid() === 0 ? ['apt-get'] : ['sudo', 'apt-get'];
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'valgrind']])
-    execFileSync(aptGet, [...prefix, ...args], { stdio: 'inherit' });
+  execFileSync('bash', [join(root, 'scripts/bootstrap.sh'), 'valgrind'], { stdio: 'inherit' });
 }
 
 // Runs `command args` under callgrind and resolves to its instruction count.

@@ -5,6 +5,8 @@
 #   - npm packages (npm ci, only when package-lock.json changed);
 #   - pinned third-party sources, each checked by SHA-256 (scripts/deps.lock).
 # Usage: scripts/bootstrap.sh            # everything the build and tests need
+#        scripts/bootstrap.sh PACKAGE...  # and these Debian packages too (a tool's own:
+#                                         # valgrind for npm run bench:instructions)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -34,7 +36,8 @@ retry() {
 # never downloads a browser); zip/unzip: `npm run package` writes the extension's zips.
 # openssl: the throwaway certificate of the site fixtures' https server (tests/e2e/sites.mjs).
 PACKAGES=(cmake ninja-build g++ clang-format emscripten nlohmann-json3-dev catch2 dpkg-dev
-          libsodium-dev minisign autoconf automake libtool chromium openssl firefox-esr zip unzip)
+          libsodium-dev minisign autoconf automake libtool chromium openssl firefox-esr zip unzip
+          "$@")
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -71,6 +71,10 @@ const VOCAB_SIZE = 30000;
 // claim ("ivermectin", "chemtrails") are rarely among a language's top thousand.
 const COMMON = 1000;
 
+/** The seed of `npm run bench`'s workloads: `npm run bench:instructions` counts on
+ * the same lists and posts. */
+export const BENCH_SEED = 20250115;
+
 /**
  * Returns { listText, rules, posts, planted } for `ruleCount` rules and
  * `postCount` posts. `rules` keeps, per rule, how to plant a match.
