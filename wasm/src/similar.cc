@@ -2213,10 +2213,10 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // phrasings and of its title the post covers, by idf, and the words they share.
   // They are cheap (a claim has few words, its totals are precomputed), so the
   // bound below uses them exactly. Returns the number of shared claim words.
-  auto word_features = [&](const Impl::Doc& doc, const Impl::WordView& words,
-                           SimilarWeights* features) {
+  // (features_of: from a coverage the caller has; word_features takes it.)
+  auto features_of = [&](const Impl::Doc& doc, const Impl::WordView& words,
+                         const Impl::Coverage& c, SimilarWeights* features) {
     auto& f = *features;
-    const Impl::Coverage c = x.CoverageOf(doc, words, post_holds, post_word_weight);
     f[1] = c.best_phrasing;
     f[10] = c.both_ways;
     f[2] = post_word_weight > 0 ? c.claim_part / post_word_weight : 0;
@@ -2231,6 +2231,11 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
       f[4] = post_word_weight > 0 ? c.title_part / post_word_weight : 0;
     }
     return c.shared;
+  };
+  auto word_features = [&](const Impl::Doc& doc, const Impl::WordView& words,
+                           SimilarWeights* features) {
+    return features_of(doc, words, x.CoverageOf(doc, words, post_holds, post_word_weight),
+                       features);
   };
   // Thin evidence (Impl::Coverage::thin), from the features.
   auto thin_evidence = [](double shared, const SimilarWeights& f) {
@@ -2358,7 +2363,10 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           if (x.GateWords(doc, words, x.PhrasingsWhole(words, post_holds)) <
               needed - 1e-6)
             continue;
-          const Impl::Coverage coverage = x.CoverageOf(doc, words, post_holds);
+          // (With the post's word weight: f10, which GateWords does not read but
+          // the tight bound below does, from the same pass over the phrasings.)
+          const Impl::Coverage coverage =
+              x.CoverageOf(doc, words, post_holds, post_word_weight);
           if (coverage.thin() || x.GateWords(doc, words, coverage) < needed - 1e-6)
             continue;
           // The claim's own tight bound, where the gate's bounds the cosine and
@@ -2366,7 +2374,7 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           // half the posts the gate let through went on to the walk for a claim
           // that fails it (and then no candidate was viable).
           SimilarWeights f{};
-          word_features(doc, words, &f);
+          features_of(doc, words, coverage, &f);
           open = tight_z(d, &f) >= z_needed;
         }
         if (open) break;
