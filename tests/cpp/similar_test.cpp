@@ -405,6 +405,76 @@ TEST_CASE("similar: the gate of a check ends posts early and loses no hit", "[si
   CHECK(restored->VerifyGate());
 }
 
+TEST_CASE("similar: a post of more gate postings than the gate reads loses no hit",
+          "[similar]") {
+  // 3,000 claims of a rare topic word (each in 4 or 5 claims) and 8 of 16 shared
+  // words (each in half of them): a post of a few shared words, or a claim, amid
+  // a hundred topic words or more has more gate postings at its level than the
+  // gate counts (kGatePostingBudget, 4,096), and goes to the walk with no claim
+  // tested. A search with a min_score must still return exactly the full search's
+  // hits at or above it.
+  std::mt19937 random(20261207);
+  std::vector<std::string> shared;
+  for (int i = 0; i < 16; ++i) shared.push_back("s" + std::to_string(i) + "w");
+  std::vector<SimilarDoc> docs;
+  for (uint32_t r = 0; r < 3000; ++r) {
+    std::vector<std::string> words = shared;
+    std::shuffle(words.begin(), words.end(), random);
+    std::string claim = "t" + std::to_string(r % 700) + "x";
+    for (int k = 0; k < 8; ++k) claim += " " + words[k];
+    docs.push_back(Doc(r, {claim}));
+  }
+  auto index = SimilarIndex::Build(docs);
+  size_t hits_found = 0, hits_over_budget = 0;
+  for (int n = 0; n < 80; ++n) {
+    std::string post;
+    if (n % 4 == 0) {  // a claim, nearly alone: a hit
+      post = docs[random() % docs.size()].phrasings[0];
+    } else {  // a few shared words (or a claim) amid topic words
+      if (n % 4 == 1) {
+        post = docs[random() % docs.size()].phrasings[0] + " ";
+      } else {
+        std::vector<std::string> words = shared;
+        std::shuffle(words.begin(), words.end(), random);
+        for (size_t k = 0; k < 3 + random() % 6; ++k) post += words[k] + " ";
+      }
+      const size_t topics = n % 4 == 3 ? 40 + random() % 60 : 150 + random() % 150;
+      for (size_t k = 0; k < topics; ++k)
+        post += "t" + std::to_string(random() % 700) + "x ";
+    }
+    const NormalizedText normalized = Normalize(post);
+    const auto all = index->Search(normalized, 5);
+    for (double score : {0.55, 0.7, SimilarIndex::kDefaultThreshold}) {
+      const uint64_t over_before = index->gate_stats().over_budget;
+      const auto some = index->Search(normalized, 5, {}, score);
+      std::vector<SimilarHit> expected;
+      for (const SimilarHit& h : all) {
+        if (h.score >= score) expected.push_back(h);
+      }
+      hits_found += expected.size();
+      if (index->gate_stats().over_budget > over_before)
+        hits_over_budget += expected.size();
+      INFO(post << " at " << score);
+      REQUIRE(some.size() == expected.size());
+      for (size_t i = 0; i < some.size(); ++i) {
+        CHECK(some[i].rule_index == expected[i].rule_index);
+        CHECK(some[i].score == expected[i].score);
+      }
+    }
+  }
+  const SimilarIndex::GateStats stats = index->gate_stats();
+  UNSCOPED_INFO("gate ended " << stats.ended << ", passed " << stats.passed
+                              << ", over budget " << stats.over_budget << ", hits "
+                              << hits_found << ", of them over budget "
+                              << hits_over_budget);
+  CHECK(index->VerifyGate());
+  // Not vacuous: most posts went over the budget, and some of those had hits to
+  // lose (a claim amid the topic words).
+  CHECK(stats.over_budget >= 100);
+  CHECK(hits_over_budget >= 5);
+  CHECK(hits_found >= 100);
+}
+
 TEST_CASE("similar: a claim of more words than the gate tries loses no hit",
           "[similar]") {
   // BuildGate tries a claim's rarest words as its cut up to kGateMostWords (256);

@@ -514,8 +514,22 @@ std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
 constexpr size_t kPostingBudget = 1 << 11;
 // Candidates scored exactly (all fields, from the claim's side) per re-ranked one.
 constexpr size_t kExactPerCandidate = 2;
-// The most claims the gate of a check tests before it leaves the post to the walk.
-constexpr size_t kGateMostClaims = 96;
+// The most gate postings the gate of a check counts (its post's words' at the
+// post's level; the claims reaching their count are tested as they do): a post with
+// more goes to the walk, where testing them all costs more than the walk and its
+// bounds. At 100k rules, 800 bench posts: up to 4,096 (the walk reads
+// kPostingBudget) the 680 posts of 751 the gate applies to test up to 482 claims
+// and all end at the gate; the other 71 have 9,300-22,600 postings, and would test
+// 1,800-7,000 claims (all of which fail too). At 10k rules no post has more than
+// 2,300, and all end at the gate (with the 96, 88 of 731 went to the walk).
+// Per warm check natively, against the 96 claims tested before: 1k rules 509.6k
+// -> 499.0k instructions, 10k 407.9k -> 400.0k, 100k 778.9k -> 732.0k (2,048:
+// 751.4k).
+constexpr size_t kGatePostingBudget = 1 << 12;
+// The most claims the gate tests within that budget: a hostile list's claims of a
+// few words each, sharing them all, could reach 4,096 (a test reads a claim's
+// words). The bench's posts under the budget test at most 709 at 10k rules.
+constexpr size_t kGateMostClaims = 1024;
 // Bits per bigram in the filter that spares Search most bigram lookups.
 constexpr size_t kBigramFilterBits = 16;
 // Distinct words whose terms Search remembers between posts (then it starts over).
@@ -778,6 +792,11 @@ struct SimilarIndex::Impl {
   // with it. False means it may not (the caller takes the coverage).
   template <typename Present>
   static bool SurelyThin(const WordView& words, const Present& present);
+  // SurelyThin of a claim of which the post holds `shared` claim words, counted
+  // already (PhrasingsWhole counts them): the phrasings are read only if that is
+  // fewer than kMinSharedWords (2% of the claims the gate tests at 10k rules).
+  template <typename Present>
+  static bool SurelyThin(const WordView& words, double shared, const Present& present);
   // Returns the weighted word features f1, f3 and f9 of `doc` with `coverage`.
   double GateWords(const Doc& doc, const WordView& words, const Coverage& coverage) const;
   // Returns the distinct word ids of a claim's phrasings, claim and title, sorted.
@@ -1372,6 +1391,12 @@ template <typename Present>
 bool SimilarIndex::Impl::SurelyThin(const WordView& words, const Present& present) {
   uint32_t shared = 0;
   for (uint32_t i = 0; i < words.claim_count; ++i) shared += present(words.claim_ids[i]);
+  return SurelyThin(words, shared, present);
+}
+
+template <typename Present>
+bool SimilarIndex::Impl::SurelyThin(const WordView& words, double shared,
+                                    const Present& present) {
   if (shared >= kMinSharedWords) return false;
   // A phrasing the post lacks a word of has a share below 1: every idf is positive
   // (IdfOf), and the smallest (5e-6 at 100k claims) is far above the rounding of a
@@ -2340,9 +2365,16 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
     if (level >= 0) {
       const std::vector<uint32_t>& begin = gate.begin[level];
       const std::vector<uint32_t>& docs = gate.docs[level];
+      // (Summed first: a post over the budget costs only this pass.)
+      const std::vector<uint32_t>& post_words = x.post_terms[kWords];
+      size_t postings = 0;
+      for (uint32_t id : post_words) postings += begin[id + 1] - begin[id];
+      // Open: a claim may be a hit, search as before.
+      bool open = postings > kGatePostingBudget;
+      if (open) ++gate.stats.over_budget;
       size_t tested = 0;
-      bool open = false;  // a claim may be a hit: search as before
-      for (uint32_t id : x.post_terms[kWords]) {
+      for (size_t k = 0; k < post_words.size() && !open; ++k) {
+        const uint32_t id = post_words[k];
         for (uint32_t i = begin[id]; i < begin[id + 1] && !open; ++i) {
           const uint32_t d = docs[i];
           if (gate.stamp[d] != stamp) {
@@ -2350,18 +2382,21 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
             gate.count[d] = 0;
           }
           if (++gate.count[d] != gate.need[d * Impl::kGateLevelCount + level]) continue;
-          // Many claims to test: the walk and its bound cost less than testing all.
+          // (A hostile list's many small claims: the walk is bounded, the tests
+          // would not be.)
           if (++tested > kGateMostClaims) {
             open = true;
             break;
           }
           const Impl::Doc& doc = x.docs[d];
           const Impl::WordView words = x.Words(doc);
-          if (Impl::SurelyThin(words, post_holds)) continue;
           // Most claims the gate tests fall short with every phrasing whole: no
           // pass over their phrasings (81% of the tests at 10k rules, 92% at 100k).
-          if (x.GateWords(doc, words, x.PhrasingsWhole(words, post_holds)) <
-              needed - 1e-6)
+          // Its count of the claim words held tells SurelyThin whether to read
+          // them.
+          const Impl::Coverage whole = x.PhrasingsWhole(words, post_holds);
+          if (Impl::SurelyThin(words, whole.shared, post_holds) ||
+              x.GateWords(doc, words, whole) < needed - 1e-6)
             continue;
           // (With the post's word weight: f10, which GateWords does not read but
           // the tight bound below does, from the same pass over the phrasings.)
@@ -2377,7 +2412,6 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           features_of(doc, words, coverage, &f);
           open = tight_z(d, &f) >= z_needed;
         }
-        if (open) break;
       }
       if (!open) {
         ++gate.stats.ended;

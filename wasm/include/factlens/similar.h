@@ -107,9 +107,11 @@ class SimilarIndex {
 
   // How the gate of a check has ended the searches with a min_score so far: a
   // search the gate applies to either ends there (no claim can reach the score:
-  // `ended`) or goes on to the postings walk (`passed`). For tests and benchmarks.
+  // `ended`) or goes on to the postings walk (`passed`); `over_budget` of those
+  // passed went on without a claim tested, as the post's words had more gate
+  // postings than the gate reads. For tests and benchmarks.
   struct GateStats {
-    uint64_t ended = 0, passed = 0;
+    uint64_t ended = 0, passed = 0, over_budget = 0;
   };
   GateStats gate_stats() const;
   // Returns true if the gate keeps its promise for every claim at every level: no
