@@ -436,7 +436,8 @@ TEST_CASE("similar: a post of more gate postings than the gate reads loses no hi
       } else {
         std::vector<std::string> words = shared;
         std::shuffle(words.begin(), words.end(), random);
-        for (size_t k = 0; k < 3 + random() % 6; ++k) post += words[k] + " ";
+        const size_t held = 3 + random() % 6;
+        for (size_t k = 0; k < held; ++k) post += words[k] + " ";
       }
       const size_t topics = n % 4 == 3 ? 40 + random() % 60 : 150 + random() % 150;
       for (size_t k = 0; k < topics; ++k)

@@ -514,11 +514,11 @@ std::vector<TermFreq> CountTerms(std::vector<uint32_t>* ids) {
 constexpr size_t kPostingBudget = 1 << 11;
 // Candidates scored exactly (all fields, from the claim's side) per re-ranked one.
 constexpr size_t kExactPerCandidate = 2;
-// The most gate postings the gate of a check counts (its post's words' at the
-// post's level; the claims reaching their count are tested as they do): a post with
-// more goes to the walk, where testing them all costs more than the walk and its
-// bounds. At 100k rules, 800 bench posts: up to 4,096 (the walk reads
-// kPostingBudget) the 680 posts of 751 the gate applies to test up to 482 claims
+// The most gate postings the gate of a check reads (its post's words' lists at the
+// post's level, summed before any is read): a post with more goes to the walk with
+// no claim tested, as testing the claims that reach their count would cost more
+// than the walk and its bounds. At 100k rules, 800 bench posts: up to 4,096 (the walk
+// reads kPostingBudget) the 680 posts of 751 the gate applies to test up to 482 claims
 // and all end at the gate; the other 71 have 9,300-22,600 postings, and would test
 // 1,800-7,000 claims (all of which fail too). At 10k rules no post has more than
 // 2,300, and all end at the gate (with the 96, 88 of 731 went to the walk).
@@ -614,7 +614,7 @@ struct SimilarIndex::Impl {
     // and (in phrasing_idf) over each phrasing's words, in the order the coverage
     // features sum them, so the sums are the same doubles.
     double claim_idf = 0, title_idf = 0;
-    // The smallest of its phrasings' sums above 0 (0: none), which PhrasingsWhole
+    // The smallest of its phrasings' sums above 0 (0: none), which CoverageBound
     // reads for every claim the gate tests.
     double phrasing_idf_min = 0;
     double char_norm = 0;
@@ -790,15 +790,15 @@ struct SimilarIndex::Impl {
   // it holds is at most theirs (a relative 1e-9 more covers the sums' rounding in
   // another order).
   template <typename Present>
-  Coverage PhrasingsWhole(const Doc& doc, const WordView& words,
-                          const Present& present) const;
+  Coverage CoverageBound(const Doc& doc, const WordView& words,
+                         const Present& present) const;
   // Returns true if CoverageOf(...).thin() surely holds, from which words the post
   // holds alone (no idf): most of a short post's candidates share a word or two
   // with it. False means it may not (the caller takes the coverage).
   template <typename Present>
   static bool SurelyThin(const WordView& words, const Present& present);
   // SurelyThin of a claim of which the post holds `shared` claim words, counted
-  // already (PhrasingsWhole counts them): the phrasings are read only if that is
+  // already (CoverageBound counts them): the phrasings are read only if that is
   // fewer than kMinSharedWords (2% of the claims the gate tests at 10k rules).
   template <typename Present>
   static bool SurelyThin(const WordView& words, double shared, const Present& present);
@@ -1084,10 +1084,10 @@ bool SimilarIndex::VerifyGate(int random_sets) const {
         };
         const Impl::Coverage coverage = x.CoverageOf(doc, v, present);
         // The check's shortcuts before a claim's coverage: a claim SurelyThin
-        // calls thin is thin, and its GateWords with every phrasing whole bound
-        // its GateWords.
+        // calls thin is thin, and GateWords of its CoverageBound bounds its
+        // GateWords.
         if (Impl::SurelyThin(v, present) && !coverage.thin()) return false;
-        if (x.GateWords(doc, v, x.PhrasingsWhole(doc, v, present)) <
+        if (x.GateWords(doc, v, x.CoverageBound(doc, v, present)) <
             x.GateWords(doc, v, coverage)) {
           return false;
         }
@@ -1381,7 +1381,7 @@ SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageOf(
 }
 
 template <typename Present>
-SimilarIndex::Impl::Coverage SimilarIndex::Impl::PhrasingsWhole(
+SimilarIndex::Impl::Coverage SimilarIndex::Impl::CoverageBound(
     const Doc& doc, const WordView& words, const Present& present) const {
   Coverage c;
   c.claim_part =
@@ -2401,14 +2401,13 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
           }
           const Impl::Doc& doc = x.docs[d];
           const Impl::WordView words = x.Words(doc);
-          // Most claims the gate tests fall short by PhrasingsWhole's bound, with
-          // no pass over their phrasings: of 800 bench posts' tests, 96% at 10k
-          // rules (76% with each phrasing's share taken as 1) and 98% at 100k.
-          // Its count of the claim words held tells SurelyThin whether to read
-          // them.
-          const Impl::Coverage whole = x.PhrasingsWhole(doc, words, post_holds);
-          if (Impl::SurelyThin(words, whole.shared, post_holds) ||
-              x.GateWords(doc, words, whole) < needed - 1e-6)
+          // Most claims the gate tests fall short by CoverageBound, with no pass
+          // over their phrasings: of 800 bench posts' tests, 96% at 10k rules (76%
+          // with each phrasing's share taken as 1) and 98% at 100k. Its count of
+          // the claim words held tells SurelyThin whether to read them.
+          const Impl::Coverage bound = x.CoverageBound(doc, words, post_holds);
+          if (Impl::SurelyThin(words, bound.shared, post_holds) ||
+              x.GateWords(doc, words, bound) < needed - 1e-6)
             continue;
           // (With the post's word weight: f10, which GateWords does not read but
           // the tight bound below does, from the same pass over the phrasings.)
