@@ -6,7 +6,8 @@
 #   - pinned third-party sources, each checked by SHA-256 (scripts/deps.lock).
 # Usage: scripts/bootstrap.sh            # everything the build and tests need
 #        scripts/bootstrap.sh PACKAGE...  # and these Debian packages too (a tool's own:
-#                                         # valgrind for npm run bench:instructions)
+#                                         # valgrind for npm run bench:instructions,
+#                                         # clang's runtimes for scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

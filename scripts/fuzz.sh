@@ -8,11 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
-bash scripts/bootstrap.sh
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-    { echo "fuzz: installing $p" >&2; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
-done
+# clang and its sanitizer and libFuzzer runtimes: bootstrap's missing-only install,
+# with its retries (clang-14 itself comes with emscripten).
+bash scripts/bootstrap.sh clang libclang-rt-14-dev
 [ -f build/fuzz/build.ninja ] ||
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFACTLENS_FUZZ=ON >/dev/null
