@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createEngine } from '../web/index.js';
-import { BENCH_SEED, generateWorkload } from './bench/generate.mjs';
+import { BENCH_SEED as SEED, generateWorkload } from './bench/generate.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
 const SIZES = sizes.length ? sizes : [1000, 10000, 100000];
-const SEED = BENCH_SEED;
 const cli = join(root, 'build/bin/factlens');
 const BATCH = 200;  // posts per checkBatch, as extension/content/content.js sends them
 // A first load's time varies by 10-25% from one run to the next on these shared
