@@ -634,9 +634,11 @@ struct SimilarIndex::Impl {
   std::vector<double> phrasing_idf;
   // Each document's words in one run, so that testing a candidate's words against
   // the post reads one place, not a vector per phrasing and field: the number of
-  // phrasings, of claim words and of title words, each phrasing's length, each
-  // phrasing's unique word ids, the claim's word ids (terms[kClaimField]'s order),
-  // the title's word ids.
+  // phrasings, of claim words and of title words, the claim's word ids
+  // (terms[kClaimField]'s order), the title's word ids, each phrasing's length,
+  // each phrasing's unique word ids. (The claim's and title's words first: where
+  // each part starts is then known from the counts alone. After the phrasings,
+  // Words summed their lengths to find them, for every claim the gate tests.)
   std::vector<uint32_t> doc_words;
   struct WordView {
     uint32_t phrasing_count, claim_count, title_count;
@@ -651,12 +653,10 @@ struct SimilarIndex::Impl {
     v.phrasing_count = p[0];
     v.claim_count = p[1];
     v.title_count = p[2];
-    v.lengths = p + 3;
-    v.phrasing_ids = v.lengths + v.phrasing_count;
-    size_t total = 0;
-    for (uint32_t i = 0; i < v.phrasing_count; ++i) total += v.lengths[i];
-    v.claim_ids = v.phrasing_ids + total;
+    v.claim_ids = p + 3;
     v.title_ids = v.claim_ids + v.claim_count;
+    v.lengths = v.title_ids + v.title_count;
+    v.phrasing_ids = v.lengths + v.phrasing_count;
     return v;
   }
   // Appends `doc`'s words (its terms are set) with the phrasings `phrasings`.
@@ -665,11 +665,11 @@ struct SimilarIndex::Impl {
     doc_words.push_back(static_cast<uint32_t>(phrasings.size()));
     doc_words.push_back(static_cast<uint32_t>(Terms(*doc, kClaimField).size()));
     doc_words.push_back(static_cast<uint32_t>(Terms(*doc, kTitleField).size()));
-    for (const auto& p : phrasings) doc_words.push_back(static_cast<uint32_t>(p.size()));
-    for (const auto& p : phrasings) doc_words.insert(doc_words.end(), p.begin(), p.end());
     for (int f : {kClaimField, kTitleField}) {
       for (const TermFreq& t : Terms(*doc, f)) doc_words.push_back(t.id());
     }
+    for (const auto& p : phrasings) doc_words.push_back(static_cast<uint32_t>(p.size()));
+    for (const auto& p : phrasings) doc_words.insert(doc_words.end(), p.begin(), p.end());
   }
 
   // What Search needs of one distinct normalised word, remembered between posts:
@@ -1471,7 +1471,10 @@ std::vector<uint32_t> SimilarIndex::Impl::GateOrder(const WordView& v) const {
 }
 
 std::vector<uint32_t> SimilarIndex::Impl::DistinctWords(const WordView& v) {
-  std::vector<uint32_t> ids(v.phrasing_ids, v.title_ids + v.title_count);
+  std::vector<uint32_t> ids(v.claim_ids, v.title_ids + v.title_count);
+  const uint32_t* phrasing = v.phrasing_ids;
+  for (uint32_t p = 0; p < v.phrasing_count; ++p) phrasing += v.lengths[p];
+  ids.insert(ids.end(), v.phrasing_ids, phrasing);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
