@@ -1099,6 +1099,10 @@ Utf16Index::Utf16Index(std::string_view utf8) {
   utf16_at_byte_.resize(n + 1);
   uint32_t u = 0;
   for (size_t i = 0; i < n;) {
+    if (s[i] < 0x80) {  // (most bytes: clang, the wasm build, called DecodeUtf8)
+      utf16_at_byte_[i++] = u++;
+      continue;
+    }
     int32_t cp;
     size_t len = DecodeUtf8(s, n, i, &cp);
     for (size_t k = 0; k < len; ++k) utf16_at_byte_[i + k] = u;
