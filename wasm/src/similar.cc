@@ -2179,8 +2179,12 @@ std::vector<SimilarHit> SimilarIndex::Search(const NormalizedText& post, size_t 
   // Each term's BM25 weight q * idf * (k1 + 1) in field `ft` (0: not scored), and
   // the most the post could score in the field. The claim and title fields come
   // first (the gate reads them), the bigram and character fields after it.
+  // (Inlined at each of its four calls: clang, the wasm build, made it a function
+  // of its own, which read what it captures from wasm memory. The generated code
+  // of a warm check at 10k rules in Node, 200 bench posts: 557.3k -> 542.8k x86
+  // instructions; natively, GCC's build, 383.0k -> 379.7k.)
   double field_max[kFieldCount] = {0, 0, 0, 0};
-  auto weigh = [&](const FieldTerms& ft) {
+  auto weigh = [&](const FieldTerms& ft) __attribute__((always_inline)) {
     std::vector<float>& post_weight = x.post_weight[ft.field];
     post_weight.clear();
     if (!field_on[ft.field]) return;
