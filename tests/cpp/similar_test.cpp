@@ -753,7 +753,7 @@ TEST_CASE("similar: a serialised index searches alike; damaged bytes never crash
 TEST_CASE("similar: the bound on the sum of the largest values holds and is close",
           "[similar]") {
   // LargestSumBound against the plain answer: sorted, the first `most` added up.
-  // Never below it; equal to it for none, all, or values all alike; and above it
+  // Never below it; equal to it for up to 16, all, or values all alike; and above it
   // by no more than the `most` values could gain if each rose to the largest value
   // of its bucket. Values that share most of their bits (one binade; neighbours in
   // the last bits), ties at the boundary, zeros, negatives, and every `most` from
@@ -775,7 +775,8 @@ TEST_CASE("similar: the bound on the sum of the largest values holds and is clos
       REQUIRE(bound >= want - 1e-9 * std::abs(want) - 1e-30);
       const bool alike = std::adjacent_find(values.begin(), values.end(),
                                             std::not_equal_to<float>()) == values.end();
-      if (most == 0 || most >= values.size() || alike)
+      // (Up to 16 of them, the largest are kept in order: the sum is exact.)
+      if (most <= 16 || most >= values.size() || alike)
         REQUIRE(bound == Approx(want).epsilon(1e-12).margin(1e-30));
       ++bounds;
       exact += bound <= want + 1e-9 * std::abs(want);

@@ -2732,6 +2732,26 @@ double LargestSumBound(const std::vector<float>& values, size_t most) {
     return sum;
   }
   if (most == 0) return 0;
+  // A few (a claim's or a title's most words against a post's): exactly, the
+  // largest so far kept in order. A value rarely beats the smallest of them, so
+  // the branch is a sure guess; the buckets' tables (4 KB cleared) and two passes
+  // cost more here than the inserts. (A warm check at 10k rules asks 14 and 3 of
+  // about 180 weights, besides 109 of a thousand character grams.)
+  constexpr size_t kFewMost = 16;
+  if (most <= kFewMost) {
+    float top[kFewMost];
+    std::fill(top, top + most, -std::numeric_limits<float>::infinity());
+    for (size_t i = 0; i < count; ++i) {
+      const float v = from[i];
+      if (!(v > top[most - 1])) continue;
+      size_t j = most - 1;
+      for (; j > 0 && top[j - 1] < v; --j) top[j] = top[j - 1];
+      top[j] = v;
+    }
+    double sum = 0;
+    for (size_t j = 0; j < most; ++j) sum += top[j];
+    return sum;
+  }
   // The keys' range cut into kBuckets (the keys of a post's weights span a few
   // binades, so the boundary's bucket holds values close together, and a small
   // table is cleared), each bucket's count, sum and largest value in one pass; the
