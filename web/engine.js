@@ -172,6 +172,9 @@ const engineCores = new WeakMap();
 // Encodes list text for InputBuffer and posts for PostBuffer (one copy into wasm
 // memory, natively).
 const utf8 = new TextEncoder();
+// Decodes the verdicts' JSON from the view of wasm memory a check returns (valid
+// UTF-8: the engine writes it with replacement characters for invalid bytes).
+const verdictText = new TextDecoder();
 
 // The parts of a compiled form passed to loadCompiled: one Uint8Array, or an array
 // of them (exportCompiled with `parts`) whose bytes, in order, are the form.
@@ -439,7 +442,7 @@ class Engine {
     const post = postText(text);
     const json = contextJson(context);
     const [size] = encodePosts(handle, [post]);
-    return JSON.parse(handle.checkInput(size, json));
+    return JSON.parse(verdictText.decode(handle.checkInput(size, json)));
   }
 
   /** Returns the verdicts for many posts, in order (checked in one call into wasm). */
@@ -449,7 +452,7 @@ class Engine {
     const posts = texts.map(postText);
     const json = contextJson(context);
     const sizes = encodePosts(handle, posts);
-    return JSON.parse(handle.checkBatchInput(JSON.stringify(sizes), json));
+    return JSON.parse(verdictText.decode(handle.checkBatchInput(JSON.stringify(sizes), json)));
   }
 
   /**

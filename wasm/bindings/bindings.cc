@@ -107,6 +107,7 @@ bool OptionalString(const json& o, const char* key, std::string* out) {
 // Reads {"region": "DE", "language": "de"}; anything else is ignored.
 CheckContext ContextFromJson(const std::string& text) {
   CheckContext context;
+  if (text == "{}") return context;  // (most checks: no parse)
   json j = json::parse(text, nullptr, false);
   if (j.is_object()) {
     auto region = j.find("region");
@@ -278,41 +279,28 @@ class EngineBinding {
   // native): a std::string argument is encoded by a JavaScript loop, and a batch
   // sent as JSON was parsed again here, which cost more than checking a short post
   // (12 and 33 us for a post of 2 KB). The view dies when memory grows, so the
-  // wrapper asks for one on every check; the check frees the buffer.
+  // wrapper asks for one on every check; the check keeps the buffer for the next
+  // one unless it is large (kKeptBytes).
   emscripten::val PostBuffer(size_t size) {
     if (posts_.size() < size) posts_.resize(size);
     return emscripten::val(emscripten::typed_memory_view(
         size, reinterpret_cast<unsigned char*>(posts_.data())));
   }
 
-  // Returns the verdict for the post in the first `size` bytes of PostBuffer's.
-  std::string CheckInput(size_t size, const std::string& context_json) {
-    const std::string posts = TakePosts();
-    const std::string_view text(posts.data(), std::min(size, posts.size()));
-    return VerdictToJson(engine_.Check(text, ContextFromJson(context_json)), text);
+  // Returns a view of the verdict's JSON for the post in the first `size` bytes of
+  // PostBuffer's (VerdictView).
+  emscripten::val CheckInput(size_t size, const std::string& context_json) {
+    const std::string_view text(posts_.data(), std::min(size, posts_.size()));
+    return VerdictView(
+        VerdictToJson(engine_.Check(text, ContextFromJson(context_json)), text));
   }
 
-  // Returns a JSON array of verdicts for the posts in PostBuffer's, back to back;
-  // `sizes_json` is a JSON array of their sizes in bytes. "null" if the sizes are
-  // not such an array or overrun the buffer.
-  std::string CheckBatchInput(const std::string& sizes_json,
-                              const std::string& context_json) {
-    const std::string posts = TakePosts();
-    json sizes = json::parse(sizes_json, nullptr, false);
-    if (!sizes.is_array()) return "null";
-    CheckContext context = ContextFromJson(context_json);
-    std::string out = "[";
-    size_t at = 0;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (!sizes[i].is_number_unsigned()) return "null";
-      const uint64_t size = sizes[i].get<uint64_t>();
-      if (size > posts.size() - at) return "null";
-      const std::string_view text(posts.data() + at, size);
-      at += size;
-      if (i) out += ',';
-      out += VerdictToJson(engine_.Check(text, context), text);
-    }
-    return out + "]";
+  // Returns a view of a JSON array of verdicts for the posts in PostBuffer's, back
+  // to back (VerdictView); `sizes_json` is a JSON array of their sizes in bytes.
+  // "null" if the sizes are not such an array or overrun the buffer.
+  emscripten::val CheckBatchInput(const std::string& sizes_json,
+                                  const std::string& context_json) {
+    return VerdictView(CheckBatch(sizes_json, context_json));
   }
 
   // Returns {"ok":true,"results":[{listId, ruleId, score, claim, rating, severity,
@@ -348,11 +336,41 @@ class EngineBinding {
 
  private:
   Engine engine_;
-  std::string TakePosts() {
-    std::string posts;
-    posts.swap(posts_);
-    return posts;
+  std::string CheckBatch(const std::string& sizes_json, const std::string& context_json) {
+    const std::string_view posts = posts_;
+    json sizes = json::parse(sizes_json, nullptr, false);
+    if (!sizes.is_array()) return "null";
+    CheckContext context = ContextFromJson(context_json);
+    std::string out = "[";
+    size_t at = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (!sizes[i].is_number_unsigned()) return "null";
+      const uint64_t size = sizes[i].get<uint64_t>();
+      if (size > posts.size() - at) return "null";
+      const std::string_view text(posts.data() + at, size);
+      at += size;
+      if (i) out += ',';
+      out += VerdictToJson(engine_.Check(text, context), text);
+    }
+    return out + "]";
   }
+  // Keeps `verdicts` (a check's JSON) until the next check and returns a view of
+  // its bytes, which the JS wrapper decodes at once (TextDecoder, native): an
+  // std::string return was decoded by Embind's JavaScript, a loop over every byte
+  // looking for NULs before the decoding (8k x86 instructions a check at 10k
+  // rules, the most of any JavaScript in a check). The post buffer is kept for the
+  // next check unless it is large: made again, it was an allocation and a
+  // zero-fill of the post's size at every check.
+  emscripten::val VerdictView(std::string verdicts) {
+    if (posts_.capacity() > kKeptBytes) std::string().swap(posts_);
+    if (verdicts_.capacity() > kKeptBytes) std::string().swap(verdicts_);
+    verdicts_ = std::move(verdicts);
+    return emscripten::val(emscripten::typed_memory_view(
+        verdicts_.size(), reinterpret_cast<const unsigned char*>(verdicts_.data())));
+  }
+  // The most of either buffer kept from one check to the next (a larger one is
+  // freed at the next check).
+  static constexpr size_t kKeptBytes = 64 << 10;
   size_t TakeInputSize() {
     const size_t size = input_size_;
     input_size_ = 0;
@@ -360,7 +378,8 @@ class EngineBinding {
   }
   std::unique_ptr<char[]> input_;  // InputBuffer
   size_t input_size_ = 0;
-  std::string posts_;  // PostBuffer: the posts of the next check
+  std::string posts_;     // PostBuffer: the posts of the next check
+  std::string verdicts_;  // the last check's verdicts (VerdictView)
 };
 
 // Returns the module's heap figures as JSON: bytes malloc has handed out and not
